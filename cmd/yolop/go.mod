@@ -1,0 +1,3 @@
+module yolop.dev/cmd/yolop
+
+go 1.26

@@ -1,0 +1,3 @@
+module yolop.dev/core
+
+go 1.26

@@ -1,0 +1,99 @@
+// Package core holds the pieces every other yolop module builds on: the
+// [Transport] seam that starts capability servers, and (in its
+// subpackages) the YEP wire types ([yolop.dev/core/yep]), the multiplexed
+// JSON-RPC connection ([yolop.dev/core/jsonrpc]), the author SDK
+// ([yolop.dev/core/sdk]) and the host runtime ([yolop.dev/core/host]).
+//
+// core depends on the standard library and go-hclog only, so an extension
+// author who imports the SDK pulls in nothing heavier.
+package core
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// A ServerSpec says how to start one capability server instance.
+type ServerSpec struct {
+	// Name is the extension name. It labels log lines and error messages.
+	Name string
+	// Command is the executable. A bare name is resolved from the package's
+	// bin/ directory first, then PATH.
+	Command string
+	// Args are passed to Command as they are.
+	Args []string
+	// Env holds the variables the manifest and config declare. They are
+	// added to a scrubbed base environment; the host's own environment is
+	// never passed through wholesale. Nil means the base environment only.
+	Env map[string]string
+	// Dir is the working directory. Empty means PackageDir.
+	Dir string
+	// PackageDir is the installed package directory; its bin/ is searched
+	// first. Empty means no package directory.
+	PackageDir string
+}
+
+// A Transport starts capability server instances.
+//
+// Start may be called concurrently. The returned [Instance] lives until it
+// is stopped or killed, or its process exits; cancelling ctx after Start
+// returns has no effect on it.
+type Transport interface {
+	Start(ctx context.Context, spec ServerSpec) (Instance, error)
+}
+
+// An Instance is one running capability server.
+//
+// Concurrency contract: Stdout is read by exactly one goroutine and Stdin
+// written by exactly one writer at a time (the JSON-RPC connection's write
+// lock). Stop, Kill, Done, Err and StderrTail may be called from any
+// goroutine, any number of times. Stop and Kill unblock a pending Stdout
+// read (it returns io.EOF or an error) once the process has exited.
+type Instance interface {
+	// Stdout is the server's message stream toward the host.
+	Stdout() io.Reader
+	// Stdin is the host's message stream toward the server.
+	Stdin() io.WriteCloser
+	// Stop closes stdin, waits up to grace for the process to exit, then
+	// terminates it (SIGTERM, a short wait, SIGKILL) and reaps it. The
+	// protocol-level shutdown request and exit notification are the
+	// caller's to send before Stop. It returns the exit error, if any.
+	Stop(grace time.Duration) error
+	// Kill terminates the instance at once and reaps it.
+	Kill() error
+	// Done is closed when the process has exited and been reaped.
+	Done() <-chan struct{}
+	// Err reports how the process ended, once Done is closed: nil for a
+	// clean exit, otherwise an *ExitError.
+	Err() error
+	// StderrTail returns the last lines the server wrote to stderr.
+	StderrTail() []string
+	// PID is the operating-system process id, or 0 if there is none.
+	PID() int
+}
+
+// An ExitError reports that a capability server process ended abnormally.
+type ExitError struct {
+	Name   string   // extension name
+	Code   int      // exit code, or -1 when killed by a signal
+	Signal string   // signal name when killed by one, else ""
+	Stderr []string // the last stderr lines
+}
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "extension %q exited", e.Name)
+	if e.Signal != "" {
+		fmt.Fprintf(&b, " (signal %s)", e.Signal)
+	} else {
+		fmt.Fprintf(&b, " (exit status %d)", e.Code)
+	}
+	if len(e.Stderr) > 0 {
+		b.WriteString("; last stderr lines:\n  ")
+		b.WriteString(strings.Join(e.Stderr, "\n  "))
+	}
+	return b.String()
+}

@@ -1,0 +1,3 @@
+module yolop.dev/extensions/lsp
+
+go 1.26

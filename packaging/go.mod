@@ -1,0 +1,3 @@
+module yolop.dev/packaging
+
+go 1.26

@@ -1,0 +1,3 @@
+module yolop.dev/registry/cratesio
+
+go 1.26

@@ -1,0 +1,3 @@
+module yolop.dev/registry/git
+
+go 1.26

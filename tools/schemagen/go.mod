@@ -1,0 +1,3 @@
+module yolop.dev/tools/schemagen
+
+go 1.26

@@ -1,0 +1,3 @@
+module yolop.dev/transport/stdio
+
+go 1.26
