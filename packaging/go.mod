@@ -1,3 +1,14 @@
 module yolop.dev/packaging
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/gofrs/flock v0.13.2
+	github.com/google/go-cmp v0.7.0
+	github.com/pelletier/go-toml/v2 v2.4.3
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	go.uber.org/goleak v1.3.0
+	golang.org/x/text v0.14.0
+)
+
+require golang.org/x/sys v0.49.0 // indirect

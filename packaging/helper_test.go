@@ -1,0 +1,5 @@
+package packaging
+
+const helperEnv = "PACKAGING_TEST_HELPER"
+
+func runHelper() int { return 0 }

@@ -1,0 +1,316 @@
+package packaging
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultMaxManifestBytes is the size cap [Load] applies to a manifest and to
+// each file it references (config schema $ref, prompt file) unless
+// [LoadOptions] says otherwise. A larger file is refused without being read.
+const DefaultMaxManifestBytes = 1 << 20
+
+// MaxNeverDefer is the number of never_defer tools the host loads eagerly per
+// extension (spec D6); more are accepted with a warning and deferred.
+const MaxNeverDefer = 8
+
+// A Manifest is a package's plugin.json (or Cargo.toml metadata): its
+// identity plus, in Yolop, everything the capability server may contribute.
+// Unknown JSON fields are ignored for forward compatibility.
+type Manifest struct {
+	Name        string            `json:"name"`
+	Version     string            `json:"version"`
+	Description string            `json:"description,omitempty"`
+	Engines     map[string]string `json:"engines,omitempty"`
+	// Yolop is the yolop facet; nil means a plain plugin with no capability
+	// server.
+	Yolop *Facet `json:"yolop,omitempty"`
+
+	// Dir is the package directory the manifest was read from (absolute,
+	// symlinks resolved).
+	Dir string `json:"-"`
+	// File is the manifest file that was read: Dir/plugin.json or
+	// Dir/Cargo.toml.
+	File string `json:"-"`
+	// Warnings lists non-fatal findings (e.g. more than MaxNeverDefer
+	// never_defer tools) for the CLI to show.
+	Warnings []string `json:"-"`
+}
+
+// A Facet is the `yolop` block of a manifest.
+type Facet struct {
+	// ProtocolVersion is "MAJOR.MINOR"; only major 1 is accepted.
+	ProtocolVersion string `json:"protocol_version"`
+	// CapabilityServer is the process to spawn; nil when the package only
+	// contributes static parts (a static prompt, MCP servers, skills).
+	CapabilityServer *ServerCommand `json:"capabilityServer,omitempty"`
+	// ConfigSchema is the JSON Schema of the capability config. A
+	// {"$ref": "./file.json"} is replaced on load by that file's content.
+	ConfigSchema json.RawMessage `json:"config_schema,omitempty"`
+	// ConfigSchemaFile is the package-relative file ConfigSchema was read
+	// from, or "" when it was inline.
+	ConfigSchemaFile string      `json:"-"`
+	Tools            []Tool      `json:"tools,omitempty"`
+	Hooks            []Hook      `json:"hooks,omitempty"`
+	MCPServers       []MCPServer `json:"mcpServers,omitempty"`
+	Prompt           *Prompt     `json:"prompt,omitempty"`
+	Commands         []Command   `json:"commands,omitempty"`
+	// Skills says the package ships skills/ with SKILL.md files.
+	Skills bool `json:"skills,omitempty"`
+	// Status, UIAsk and Trace are the reverse-channel opt-ins (D4).
+	Status bool `json:"status,omitempty"`
+	UIAsk  bool `json:"ui_ask,omitempty"`
+	Trace  bool `json:"trace,omitempty"`
+	// Artifacts maps a target triple to a prebuilt server binary.
+	Artifacts map[string]Artifact `json:"artifacts,omitempty"`
+}
+
+// A ServerCommand is how to start a process: a bare command name (resolved
+// from the package's bin/, then PATH) or a path relative to the package.
+type ServerCommand struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// A Tool is one declared tool and its policy (spec D6).
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	NeverDefer  bool            `json:"never_defer,omitempty"`
+	Streaming   bool            `json:"streaming,omitempty"`
+	// Approval is a hint for the approval capability: auto, ask,
+	// always_ask or never.
+	Approval string `json:"approval,omitempty"`
+	// Risk is low, medium or high.
+	Risk      string `json:"risk,omitempty"`
+	Narration string `json:"narration,omitempty"`
+	// Example is sample arguments doctor uses for a round trip.
+	Example json.RawMessage `json:"example,omitempty"`
+}
+
+// Hook events.
+const (
+	EventPreToolUse  = "pre_tool_use"
+	EventPostToolUse = "post_tool_use"
+)
+
+// A Hook is one hook subscription.
+type Hook struct {
+	// Event is pre_tool_use or post_tool_use.
+	Event string `json:"event"`
+	// Matcher is a tool-name glob (path.Match syntax); "*" matches all.
+	Matcher string `json:"matcher"`
+	// TimeoutMS bounds one firing; 0 means the host default.
+	TimeoutMS int `json:"timeout_ms,omitempty"`
+	// OnError is warn (the default when empty) or block.
+	OnError string `json:"on_error,omitempty"`
+}
+
+// An MCPServer is an MCP server the package contributes.
+type MCPServer struct {
+	Name string `json:"name"`
+	// Type is the transport: stdio (Command, Args, Env) or http (URL).
+	Type    string            `json:"type"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+}
+
+// A Prompt is the package's system-prompt contribution. In JSON it is either
+// a string (static text) or {"text"|"file": ..., "dynamic": bool,
+// "max_bytes": n}; a file is read into Text on load.
+type Prompt struct {
+	Text string
+	// File is the package-relative file Text was read from, if any.
+	File    string
+	Dynamic bool
+	// MaxBytes caps a dynamic contribution; 0 means the host default.
+	MaxBytes int
+}
+
+type promptJSON struct {
+	Text     string `json:"text,omitempty"`
+	File     string `json:"file,omitempty"`
+	Dynamic  bool   `json:"dynamic,omitempty"`
+	MaxBytes int    `json:"max_bytes,omitempty"`
+}
+
+// UnmarshalJSON accepts a string or an object.
+func (p *Prompt) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		*p = Prompt{}
+		return json.Unmarshal(b, &p.Text)
+	}
+	var pj promptJSON
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return err
+	}
+	*p = Prompt{Text: pj.Text, File: pj.File, Dynamic: pj.Dynamic, MaxBytes: pj.MaxBytes}
+	return nil
+}
+
+// MarshalJSON writes the object form (Text inline, File omitted once read).
+func (p Prompt) MarshalJSON() ([]byte, error) {
+	return json.Marshal(promptJSON{Text: p.Text, Dynamic: p.Dynamic, MaxBytes: p.MaxBytes})
+}
+
+// A Command is a slash command, registered as <ext>:<name>.
+type Command struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// An Artifact is a prebuilt server binary for one target triple.
+type Artifact struct {
+	URL    string `json:"url"`
+	SHA256 string `json:"sha256"`
+}
+
+// LoadOptions tune [LoadOptions.Load]. The zero value is what [Load] uses.
+type LoadOptions struct {
+	// MaxManifestBytes caps the manifest and each file it references; 0
+	// means DefaultMaxManifestBytes.
+	MaxManifestBytes int64
+}
+
+// Load reads the manifest of the package in dir — plugin.json, else
+// [package.metadata.yolop] of Cargo.toml (name and version from
+// [package]) — validates it against the published JSON Schema and the
+// semantic rules, and resolves its $ref config schema and prompt file. It
+// never executes anything.
+func Load(dir string) (*Manifest, error) { return LoadOptions{}.Load(dir) }
+
+// Load is [Load] with options.
+func (o LoadOptions) Load(dir string) (*Manifest, error) {
+	root, err := resolveRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	max := o.maxBytes()
+	pj := filepath.Join(root, "plugin.json")
+	data, err := readCapped(root, pj, max)
+	switch {
+	case err == nil:
+		return parseManifest(data, root, pj, "", o)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fileError(pj, err)
+	}
+	ct := filepath.Join(root, "Cargo.toml")
+	data, err = readCapped(root, ct, max)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s: add a plugin.json (or [package.metadata.yolop] to Cargo.toml); see the manifest format in the packaging README", ErrNoManifest, root)
+	}
+	if err != nil {
+		return nil, fileError(ct, err)
+	}
+	doc, err := cargoToPlugin(data)
+	if err != nil {
+		if errors.Is(err, ErrNoManifest) {
+			return nil, fmt.Errorf("%s: %w", ct, err)
+		}
+		return nil, fileError(ct, err)
+	}
+	return parseManifest(doc, root, ct, "package.metadata.", o)
+}
+
+// fileError wraps a failure to read the manifest file itself.
+func fileError(file string, err error) error {
+	return &ManifestError{File: file, Problems: []string{err.Error()}, kinds: []error{err}}
+}
+
+func (o LoadOptions) maxBytes() int64 {
+	if o.MaxManifestBytes > 0 {
+		return o.MaxManifestBytes
+	}
+	return DefaultMaxManifestBytes
+}
+
+// resolveRoot makes dir absolute with symlinks resolved and checks it is a
+// directory.
+func resolveRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("package directory %q: %w", dir, err)
+	}
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%w: package directory %s does not exist", ErrNoManifest, abs)
+		}
+		return "", fmt.Errorf("package directory %s: %w", abs, err)
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return "", fmt.Errorf("package directory %s: %w", abs, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s is not a directory", ErrNoManifest, abs)
+	}
+	return root, nil
+}
+
+// readCapped reads a regular file inside root, refusing it (without reading
+// it) when it is larger than max, and refusing symlinks that resolve outside
+// root.
+func readCapped(root, path string, max int64) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, err
+		}
+		if !inside(root, real) {
+			return nil, fmt.Errorf("%w: %s is a symlink to %s", ErrEscapesPackage, path, real)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%w: %s is %d bytes, the limit is %d", ErrManifestTooLarge, path, st.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w: %s grew past the limit of %d bytes while being read", ErrManifestTooLarge, path, max)
+	}
+	return data, nil
+}
+
+// inside reports whether p is root or below it. Both must be clean absolute
+// paths.
+func inside(root, p string) bool {
+	if p == root {
+		return true
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

@@ -1,0 +1,528 @@
+package packaging
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// SchemaJSON is the published manifest JSON Schema (Draft 2020-12), the
+// same bytes as schema/manifest/v1/plugin.schema.json in the repository.
+//
+//go:embed plugin.schema.json
+var SchemaJSON []byte
+
+const schemaURL = "https://yolop.dev/schema/manifest/v1/plugin.schema.json"
+
+// compiledSchema compiles SchemaJSON once; the result is immutable.
+var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
+	if err != nil {
+		return nil, fmt.Errorf("embedded manifest schema: %w", err)
+	}
+	c := newCompiler()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, fmt.Errorf("embedded manifest schema: %w", err)
+	}
+	return c.Compile(schemaURL)
+})
+
+// newCompiler returns a 2020-12 compiler that never loads anything from the
+// file system or the network.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	return c
+}
+
+var (
+	identRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	slugRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	protoRE   = regexp.MustCompile(`^([0-9]+)\.([0-9]+)$`)
+)
+
+// SupportedProtocolMajor is the YEP major this host speaks.
+const SupportedProtocolMajor = 1
+
+// MaxHookTimeoutMS is the largest accepted hooks[].timeout_ms.
+const MaxHookTimeoutMS = 60000
+
+// parseManifest validates doc (plugin.json bytes) against the schema and the
+// semantic rules. prefix is prepended to field paths ("package.metadata."
+// for Cargo.toml).
+func parseManifest(data []byte, root, file, prefix string, o LoadOptions) (*Manifest, error) {
+	fail := func(format string, args ...any) error {
+		return &ManifestError{File: file, Problems: []string{fmt.Sprintf(format, args...)}}
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fail("not valid JSON: %v", err)
+	}
+	sch, err := compiledSchema()
+	if err != nil {
+		return nil, err
+	}
+	if err := sch.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, fail("%v", err)
+		}
+		return nil, &ManifestError{File: file, Problems: schemaProblems(ve, inst, prefix)}
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fail("%v", err)
+	}
+	m.Dir, m.File = root, file
+	v := &checker{root: root, prefix: prefix, max: o.maxBytes(), m: &m}
+	v.check()
+	if len(v.errs) > 0 {
+		return nil, &ManifestError{File: file, Problems: v.errs, kinds: v.kinds}
+	}
+	return &m, nil
+}
+
+// A ManifestError lists every problem found in one manifest, each naming
+// the field path ("yolop.tools[2].name: ...") and what was expected. It
+// matches [ErrInvalidManifest] and, where they apply, [ErrUnsupportedProtocol],
+// [ErrEscapesPackage], [ErrDuplicateName] and [ErrManifestTooLarge] with
+// errors.Is.
+type ManifestError struct {
+	File     string
+	Problems []string
+	kinds    []error
+}
+
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("%s: invalid extension manifest: %s", e.File, strings.Join(e.Problems, "; "))
+}
+
+// Unwrap returns ErrInvalidManifest and the specific sentinels.
+func (e *ManifestError) Unwrap() []error { return append([]error{ErrInvalidManifest}, e.kinds...) }
+
+// schemaProblems renders the leaf validation errors as
+// "field.path[2].name: what was expected" lines.
+func schemaProblems(ve *jsonschema.ValidationError, inst any, prefix string) []string {
+	p := message.NewPrinter(language.English)
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, fieldPath(e.InstanceLocation, inst, prefix)+": "+e.ErrorKind.LocalizedString(p))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// fieldPath renders instance-location tokens as a dotted path with [i]
+// array indexes, walking inst to tell arrays from objects.
+func fieldPath(tokens []string, inst any, prefix string) string {
+	var b strings.Builder
+	cur := inst
+	for _, t := range tokens {
+		switch c := cur.(type) {
+		case []any:
+			b.WriteString("[" + t + "]")
+			if i, err := strconv.Atoi(t); err == nil && i >= 0 && i < len(c) {
+				cur = c[i]
+			} else {
+				cur = nil
+			}
+		case map[string]any:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(t)
+			cur = c[t]
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(t)
+			cur = nil
+		}
+	}
+	if b.Len() == 0 {
+		return "(manifest)"
+	}
+	s := b.String()
+	if prefix != "" && (s == "yolop" || strings.HasPrefix(s, "yolop.") || strings.HasPrefix(s, "yolop[")) {
+		s = prefix + s
+	}
+	return s
+}
+
+// checker applies the semantic rules the schema cannot express.
+type checker struct {
+	root, prefix string
+	max          int64
+	m            *Manifest
+	errs         []string
+	kinds        []error
+}
+
+func (c *checker) errf(kind error, field, format string, args ...any) {
+	c.errs = append(c.errs, c.prefix+field+": "+fmt.Sprintf(format, args...))
+	if kind != nil && !slices.Contains(c.kinds, kind) {
+		c.kinds = append(c.kinds, kind)
+	}
+}
+
+func (c *checker) check() {
+	f := c.m.Yolop
+	if f == nil {
+		return
+	}
+	c.checkProtocol(f.ProtocolVersion)
+	needsServer := []string{}
+	if f.CapabilityServer != nil {
+		c.checkCommand("yolop.capabilityServer.command", f.CapabilityServer.Command, true)
+		c.checkArgs("yolop.capabilityServer.args", f.CapabilityServer.Args)
+	}
+	c.checkConfigSchema(f)
+
+	seen := map[string]int{}
+	never := 0
+	for i, t := range f.Tools {
+		field := fmt.Sprintf("yolop.tools[%d].name", i)
+		if !identRE.MatchString(t.Name) {
+			c.errf(nil, field, "%q is not a valid tool name (want a letter or '_' then letters, digits, '_', at most 64)", t.Name)
+		}
+		if j, dup := seen[t.Name]; dup {
+			c.errf(ErrDuplicateName, field, "tool %q is already declared at yolop.tools[%d]", t.Name, j)
+		} else {
+			seen[t.Name] = i
+		}
+		if t.NeverDefer {
+			never++
+		}
+	}
+	if never > MaxNeverDefer {
+		c.m.Warnings = append(c.m.Warnings, fmt.Sprintf("%d tools are never_defer; the host loads at most %d eagerly and defers the rest behind tool_search", never, MaxNeverDefer))
+	}
+	if len(f.Tools) > 0 {
+		needsServer = append(needsServer, "tools")
+	}
+
+	hooks := map[string]int{}
+	for i, h := range f.Hooks {
+		base := fmt.Sprintf("yolop.hooks[%d]", i)
+		if h.Event != EventPreToolUse && h.Event != EventPostToolUse {
+			c.errf(nil, base+".event", "unknown hook event %q (want %s or %s)", h.Event, EventPreToolUse, EventPostToolUse)
+		}
+		if h.OnError != "" && h.OnError != "warn" && h.OnError != "block" {
+			c.errf(nil, base+".on_error", "%q is not warn or block", h.OnError)
+		}
+		if h.TimeoutMS < 0 || h.TimeoutMS > MaxHookTimeoutMS {
+			c.errf(nil, base+".timeout_ms", "%d is outside 1..%d (0 or absent means the host default)", h.TimeoutMS, MaxHookTimeoutMS)
+		}
+		if _, err := path.Match(h.Matcher, "x"); err != nil || h.Matcher == "" {
+			c.errf(nil, base+".matcher", "%q is not a valid tool-name glob", h.Matcher)
+		}
+		key := h.Event + " " + h.Matcher
+		if j, dup := hooks[key]; dup {
+			c.errf(ErrDuplicateName, base, "duplicate subscription %s %q (already at yolop.hooks[%d])", h.Event, h.Matcher, j)
+		} else {
+			hooks[key] = i
+		}
+	}
+	if len(f.Hooks) > 0 {
+		needsServer = append(needsServer, "hooks")
+	}
+
+	mcp := map[string]int{}
+	for i, s := range f.MCPServers {
+		base := fmt.Sprintf("yolop.mcpServers[%d]", i)
+		if j, dup := mcp[s.Name]; dup {
+			c.errf(ErrDuplicateName, base+".name", "MCP server %q is already declared at yolop.mcpServers[%d]", s.Name, j)
+		} else {
+			mcp[s.Name] = i
+		}
+		switch s.Type {
+		case "stdio":
+			c.checkCommand(base+".command", s.Command, false)
+			c.checkArgs(base+".args", s.Args)
+		case "http":
+		default:
+			c.errf(nil, base+".type", "%q is not stdio or http", s.Type)
+		}
+	}
+
+	cmds := map[string]int{}
+	for i, cm := range f.Commands {
+		field := fmt.Sprintf("yolop.commands[%d].name", i)
+		if !slugRE.MatchString(cm.Name) {
+			c.errf(nil, field, "%q is not a valid command name", cm.Name)
+		}
+		if j, dup := cmds[cm.Name]; dup {
+			c.errf(ErrDuplicateName, field, "command %q is already declared at yolop.commands[%d]", cm.Name, j)
+		} else {
+			cmds[cm.Name] = i
+		}
+	}
+	if len(f.Commands) > 0 {
+		needsServer = append(needsServer, "commands")
+	}
+
+	if p := f.Prompt; p != nil {
+		if p.File != "" {
+			text, rel, err := c.readInside(p.File)
+			if err != nil {
+				c.errf(errKind(err), "yolop.prompt.file", "%v", err)
+			} else {
+				p.Text, p.File = string(text), rel
+			}
+		}
+		if p.MaxBytes < 0 {
+			c.errf(nil, "yolop.prompt.max_bytes", "must not be negative")
+		}
+		if p.MaxBytes > 0 && len(p.Text) > p.MaxBytes {
+			c.errf(nil, "yolop.prompt", "static text is %d bytes, more than max_bytes %d", len(p.Text), p.MaxBytes)
+		}
+		if p.Dynamic {
+			needsServer = append(needsServer, "prompt.dynamic")
+		}
+	}
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{{f.Status, "status"}, {f.UIAsk, "ui_ask"}, {f.Trace, "trace"}} {
+		if o.on {
+			needsServer = append(needsServer, o.name)
+		}
+	}
+	if f.CapabilityServer == nil && len(needsServer) > 0 {
+		c.errf(nil, "yolop.capabilityServer", "missing, but %s need a capability server to serve them", strings.Join(needsServer, ", "))
+	}
+	if f.Skills {
+		if fi, err := os.Stat(filepath.Join(c.root, "skills")); err != nil || !fi.IsDir() {
+			c.m.Warnings = append(c.m.Warnings, "skills is true but the package has no skills/ directory")
+		}
+	}
+}
+
+func errKind(err error) error {
+	for _, k := range []error{ErrEscapesPackage, ErrManifestTooLarge} {
+		if errors.Is(err, k) {
+			return k
+		}
+	}
+	return nil
+}
+
+func (c *checker) checkProtocol(v string) {
+	mm := protoRE.FindStringSubmatch(v)
+	if mm == nil {
+		c.errf(nil, "yolop.protocol_version", "%q is not MAJOR.MINOR", v)
+		return
+	}
+	if mm[1] != strconv.Itoa(SupportedProtocolMajor) {
+		c.errf(ErrUnsupportedProtocol, "yolop.protocol_version", "%q has major %s, but this yolop speaks protocol major %d; install a version of the extension built for protocol %d.x or upgrade yolop", v, mm[1], SupportedProtocolMajor, SupportedProtocolMajor)
+	}
+}
+
+func (c *checker) checkArgs(field string, args []string) {
+	for i, a := range args {
+		if strings.ContainsRune(a, 0) {
+			c.errf(nil, fmt.Sprintf("%s[%d]", field, i), "contains a NUL byte")
+		}
+	}
+}
+
+// checkCommand enforces the command rules: a bare name (bin/ then PATH) or
+// a relative path that stays inside the package, also after symlinks.
+// packageOnly is false for MCP stdio commands, where bare names such as npx
+// are the norm; the path rules are the same.
+func (c *checker) checkCommand(field, cmd string, packageOnly bool) {
+	switch {
+	case cmd == "":
+		c.errf(nil, field, "is empty")
+		return
+	case strings.ContainsRune(cmd, 0):
+		c.errf(nil, field, "contains a NUL byte")
+		return
+	case strings.HasPrefix(cmd, "-"):
+		c.errf(nil, field, "%q starts with '-'", cmd)
+		return
+	case filepath.IsAbs(cmd) || strings.HasPrefix(cmd, `\`):
+		c.errf(ErrEscapesPackage, field, "%q is an absolute path; use a bare command name (looked up in the package's bin/, then PATH) or a path relative to the package", cmd)
+		return
+	case cmd == "." || cmd == "..":
+		c.errf(ErrEscapesPackage, field, "%q is not a command", cmd)
+		return
+	}
+	rel := cmd
+	if !strings.ContainsAny(cmd, `/\`) {
+		rel = filepath.Join("bin", cmd) // only checked if it exists
+	}
+	clean := filepath.Clean(filepath.FromSlash(strings.ReplaceAll(rel, `\`, "/")))
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		c.errf(ErrEscapesPackage, field, "%q leaves the package directory through '..'", cmd)
+		return
+	}
+	if err := c.resolvesInside(clean); err != nil {
+		c.errf(ErrEscapesPackage, field, "%q %v", cmd, err)
+	}
+}
+
+// resolvesInside checks that root/rel, or its deepest existing ancestor,
+// resolves (following symlinks) to a path inside root.
+func (c *checker) resolvesInside(rel string) error {
+	p := filepath.Join(c.root, rel)
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			if !inside(c.root, real) {
+				return fmt.Errorf("resolves through a symlink to %s, outside the package", real)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot be resolved: %v", err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p || !inside(c.root, parent) {
+			return nil
+		}
+		// A dangling symlink reports ErrNotExist too: check where it points.
+		if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			if filepath.IsAbs(target) {
+				if !inside(c.root, filepath.Clean(target)) {
+					return fmt.Errorf("is a symlink to %s, outside the package", target)
+				}
+			} else if !inside(c.root, filepath.Join(filepath.Dir(p), target)) {
+				return fmt.Errorf("is a symlink to %s, outside the package", target)
+			}
+		}
+		p = parent
+	}
+}
+
+// readInside reads a package-relative file named by the manifest, refusing
+// URLs, absolute paths, escapes and oversize files.
+func (c *checker) readInside(name string) ([]byte, string, error) {
+	if strings.Contains(name, "://") || strings.Contains(name, "#") || filepath.IsAbs(name) || strings.ContainsRune(name, 0) {
+		return nil, "", fmt.Errorf("%w: %q must name a file inside the package (a relative path such as ./config.schema.json)", ErrEscapesPackage, name)
+	}
+	clean := filepath.Clean(filepath.FromSlash(name))
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return nil, "", fmt.Errorf("%w: %q leaves the package directory", ErrEscapesPackage, name)
+	}
+	full := filepath.Join(c.root, clean)
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		return nil, "", fmt.Errorf("%q: %w", name, err)
+	}
+	if !inside(c.root, real) {
+		return nil, "", fmt.Errorf("%w: %q resolves to %s", ErrEscapesPackage, name, real)
+	}
+	data, err := readCapped(c.root, real, c.max)
+	if err != nil {
+		return nil, "", fmt.Errorf("%q: %w", name, err)
+	}
+	return data, filepath.ToSlash(clean), nil
+}
+
+func (c *checker) checkConfigSchema(f *Facet) {
+	raw := bytes.TrimSpace(f.ConfigSchema)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		f.ConfigSchema = nil
+		return
+	}
+	var ref struct {
+		Ref *string `json:"$ref"`
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil && len(obj) == 1 && json.Unmarshal(raw, &ref) == nil && ref.Ref != nil {
+		data, rel, err := c.readInside(*ref.Ref)
+		if err != nil {
+			c.errf(errKind(err), "yolop.config_schema.$ref", "%v", err)
+			return
+		}
+		if !json.Valid(data) {
+			c.errf(nil, "yolop.config_schema.$ref", "%s is not valid JSON", rel)
+			return
+		}
+		f.ConfigSchema, f.ConfigSchemaFile = json.RawMessage(data), rel
+	}
+	if _, err := compileConfigSchema(f.ConfigSchema); err != nil {
+		c.errf(nil, "yolop.config_schema", "%v", err)
+		return
+	}
+	fields, err := configFields(f.ConfigSchema)
+	if err != nil {
+		c.errf(nil, "yolop.config_schema", "%v", err)
+		return
+	}
+	envs := map[string]string{}
+	for _, fl := range fields {
+		if fl.Env == "" {
+			continue
+		}
+		if !envNameRE.MatchString(fl.Env) {
+			c.errf(nil, "yolop.config_schema.properties."+fl.Name+".env", "%q is not a valid environment variable name", fl.Env)
+		}
+		if other, dup := envs[fl.Env]; dup {
+			c.errf(ErrDuplicateName, "yolop.config_schema.properties."+fl.Name+".env", "%q is already used by field %q", fl.Env, other)
+		}
+		envs[fl.Env] = fl.Name
+	}
+}
+
+// cargoToPlugin turns a Cargo.toml with [package.metadata.yolop] into
+// plugin.json bytes: name (without the yolop-extension- prefix), version and
+// description from [package], the facet from the metadata table.
+func cargoToPlugin(data []byte) ([]byte, error) {
+	var doc struct {
+		Package struct {
+			Name        any            `toml:"name"`
+			Version     any            `toml:"version"`
+			Description any            `toml:"description"`
+			Metadata    map[string]any `toml:"metadata"`
+		} `toml:"package"`
+	}
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("not valid TOML: %w", err)
+	}
+	facet, ok := doc.Package.Metadata["yolop"]
+	if !ok {
+		return nil, fmt.Errorf("%w: Cargo.toml has no [package.metadata.yolop] table (and there is no plugin.json)", ErrNoManifest)
+	}
+	out := map[string]any{"yolop": facet}
+	if s, ok := doc.Package.Name.(string); ok {
+		out["name"] = strings.TrimPrefix(s, "yolop-extension-")
+	} else if doc.Package.Name != nil {
+		out["name"] = doc.Package.Name
+	}
+	for k, v := range map[string]any{"version": doc.Package.Version, "description": doc.Package.Description} {
+		if v != nil {
+			out[k] = v // a {workspace = true} table fails the schema with a clear path
+		}
+	}
+	return json.Marshal(out)
+}
