@@ -1,0 +1,734 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/core/yep"
+)
+
+// A Handler serves the requests and notifications a peer sends.
+//
+// Requests are handled concurrently, each on its own goroutine, bounded by
+// [Options.MaxConcurrentHandlers]; ctx is cancelled when the peer cancels
+// the request or the connection closes. The result is encoded as the
+// response; an error is sent as the response's error object (a *yep.Error
+// as it is, anything else as an internal error).
+//
+// Notifications are handled one at a time on the connection's reader
+// goroutine, in arrival order; req.ID is nil and the result is ignored. A
+// notification handler must not block: hand slow work to another goroutine.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to [Handler].
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle implements [Handler].
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// A Request is an incoming request or notification.
+type Request struct {
+	Method string
+	// Params is the raw params member; nil when absent. It stays valid
+	// after the handler returns.
+	Params json.RawMessage
+	// ID is the request id, or nil for a notification.
+	ID yep.ID
+	// Conn is the connection the request arrived on.
+	Conn *Conn
+}
+
+// IsNotification reports whether the request expects no response.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Options configure a [Conn]. The zero value is valid.
+type Options struct {
+	// Framer frames messages. Nil means NDJSON.
+	Framer Framer
+	// Handler serves incoming requests and notifications. Nil answers every
+	// request with method-not-found and ignores notifications.
+	Handler Handler
+	// Logger receives protocol warnings (skipped lines, dropped responses).
+	// Nil means no logging.
+	Logger hclog.Logger
+	// MaxMessageSize bounds one incoming message. Zero means 16 MiB.
+	MaxMessageSize int
+	// MaxConcurrentHandlers bounds requests handled at once. Zero means 64.
+	MaxConcurrentHandlers int
+	// MaxQueuedRequests bounds requests received but not finished; beyond
+	// it a request is answered with the retryable overloaded error. Zero
+	// means 4096.
+	MaxQueuedRequests int
+	// CancelMethod is the method that cancels a request by id. Empty means
+	// "cancel" (YEP).
+	CancelMethod string
+	// CancelNotification sends and accepts the cancel method as a
+	// notification (LSP's "$/cancelRequest") instead of a request. A call
+	// cancelled this way still resolves at once on the calling side.
+	CancelNotification bool
+	// PeerGone is called once when reading ends, with the read error
+	// (io.EOF for a clean end). It returns the cause reported to pending
+	// calls, e.g. enriched with the process's exit status. Nil reports the
+	// read error as it is.
+	PeerGone func(readErr error) error
+	// Closer is closed by [Conn.Close] to release the underlying stream.
+	// Nil means Close only stops the connection.
+	Closer io.Closer
+}
+
+// ErrClosed is matched, with errors.Is, by the error every pending and
+// later call fails with once the connection is gone.
+var ErrClosed = errors.New("connection closed")
+
+// A ClosedError reports a call that failed because the connection ended.
+type ClosedError struct {
+	// Cause says why: the peer went away (with the transport's reason) or
+	// the connection was closed locally.
+	Cause error
+}
+
+func (e *ClosedError) Error() string {
+	if e.Cause == nil || e.Cause == io.EOF {
+		return "connection closed: the peer went away (end of stream)"
+	}
+	return "connection closed: " + e.Cause.Error()
+}
+
+// Unwrap returns ErrClosed and the cause.
+func (e *ClosedError) Unwrap() []error { return []error{ErrClosed, e.Cause} }
+
+// A CancelledError resolves a call whose context ended before its response
+// arrived. It matches yep.ErrCancelled and the context's error.
+type CancelledError struct {
+	Method string
+	Cause  error
+}
+
+func (e *CancelledError) Error() string {
+	return fmt.Sprintf("%s: cancelled (%v)", e.Method, e.Cause)
+}
+
+// Unwrap returns yep.ErrCancelled and the context's error.
+func (e *CancelledError) Unwrap() []error { return []error{yep.ErrCancelled, e.Cause} }
+
+// A Conn is a JSON-RPC connection. Its methods are safe for concurrent use.
+type Conn struct {
+	opts   Options
+	reader MessageReader
+	writer MessageWriter
+	log    hclog.Logger
+
+	nextID  atomic.Int64
+	writeMu chan struct{} // one-slot write lock that respects contexts
+
+	mu       sync.Mutex
+	pending  map[int64]*pending
+	incoming map[string]context.CancelFunc
+	closeErr error // set once the connection is done
+	notifyN  int   // pending calls with an OnNotify
+
+	queued  atomic.Int64
+	sem     chan struct{}
+	baseCtx context.Context
+	stop    context.CancelFunc
+	done    chan struct{}
+	wg      sync.WaitGroup // handlers and cancel senders
+	readWG  sync.WaitGroup
+}
+
+type pending struct {
+	ch       chan reply
+	onNotify func(method string, params json.RawMessage)
+}
+
+type reply struct {
+	result json.RawMessage
+	err    error
+}
+
+// NewConn starts a connection reading from r and writing to w. It runs one
+// reader goroutine until r ends or Close is called.
+func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
+	if opts.Framer == nil {
+		opts.Framer = NDJSON
+	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if opts.MaxConcurrentHandlers <= 0 {
+		opts.MaxConcurrentHandlers = 64
+	}
+	if opts.MaxQueuedRequests <= 0 {
+		opts.MaxQueuedRequests = 4096
+	}
+	if opts.CancelMethod == "" {
+		opts.CancelMethod = yep.MethodCancel
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	c := &Conn{
+		opts:     opts,
+		reader:   opts.Framer.NewReader(r, opts.MaxMessageSize),
+		writer:   opts.Framer.NewWriter(w),
+		log:      log,
+		writeMu:  make(chan struct{}, 1),
+		pending:  make(map[int64]*pending),
+		incoming: make(map[string]context.CancelFunc),
+		sem:      make(chan struct{}, opts.MaxConcurrentHandlers),
+		baseCtx:  ctx,
+		stop:     stop,
+		done:     make(chan struct{}),
+	}
+	c.readWG.Add(1)
+	go c.readLoop()
+	return c
+}
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, once Done is closed.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
+}
+
+// CallOptions tune one call. The zero value is valid.
+type CallOptions struct {
+	// OnNotify receives, in arrival order and on the reader goroutine,
+	// every notification whose params carry "request_id" equal to this
+	// call's id, until the call resolves. It must not block.
+	OnNotify func(method string, params json.RawMessage)
+	// OnID, if set, is called with the call's id before it is sent.
+	OnID func(id yep.ID)
+}
+
+// Call sends a request and waits for its response, decoding the result
+// into result (which may be nil, or a *json.RawMessage to keep it raw).
+//
+// If ctx ends first, Call sends a cancel for the request and returns a
+// *[CancelledError] at once. An error response is returned as a *yep.Error.
+// If the connection ends, the error is a *[ClosedError].
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.CallWith(ctx, method, params, result, CallOptions{})
+}
+
+// CallWith is [Conn.Call] with per-call options.
+func (c *Conn) CallWith(ctx context.Context, method string, params, result any, co CallOptions) error {
+	id := c.nextID.Add(1)
+	p := &pending{ch: make(chan reply, 1), onNotify: co.OnNotify}
+	c.mu.Lock()
+	if c.closeErr != nil {
+		err := c.closeErr
+		c.mu.Unlock()
+		return &ClosedError{Cause: err}
+	}
+	c.pending[id] = p
+	if p.onNotify != nil {
+		c.notifyN++
+	}
+	c.mu.Unlock()
+	if co.OnID != nil {
+		co.OnID(yep.IntID(id))
+	}
+
+	buf := getBuf()
+	buf.str(`{"jsonrpc":"2.0","id":`)
+	buf.B = appendInt(buf.B, id)
+	buf.str(`,"method":`)
+	appendString(buf, method)
+	err := appendParams(buf, params)
+	if err == nil {
+		buf.ch('}')
+		err = c.write(ctx, buf.B)
+	}
+	putBuf(buf)
+	if err != nil {
+		c.forget(id)
+		if ctx.Err() != nil {
+			return &CancelledError{Method: method, Cause: ctx.Err()}
+		}
+		if cerr := c.Err(); cerr != nil {
+			return &ClosedError{Cause: cerr}
+		}
+		return fmt.Errorf("%s: %w", method, err)
+	}
+
+	select {
+	case r := <-p.ch:
+		return decodeReply(method, r, result)
+	case <-ctx.Done():
+		if !c.forget(id) {
+			// The response won the race; use it.
+			return decodeReply(method, <-p.ch, result)
+		}
+		c.sendCancel(yep.IntID(id))
+		return &CancelledError{Method: method, Cause: ctx.Err()}
+	}
+}
+
+func decodeReply(method string, r reply, result any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if result == nil {
+		return nil
+	}
+	if raw, ok := result.(*json.RawMessage); ok {
+		*raw = r.result
+		return nil
+	}
+	if err := json.Unmarshal(r.result, result); err != nil {
+		return fmt.Errorf("%s: decoding result: %w", method, err)
+	}
+	return nil
+}
+
+// forget removes a pending call, reporting whether it was still pending.
+func (c *Conn) forget(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+		if p.onNotify != nil {
+			c.notifyN--
+		}
+	}
+	return ok
+}
+
+// sendCancel tells the peer to abort request id, without waiting long.
+func (c *Conn) sendCancel(id yep.ID) {
+	params := yep.CancelParams{ID: id}
+	if c.opts.CancelNotification {
+		ctx, cancel := context.WithTimeout(c.baseCtx, time.Second)
+		defer cancel()
+		_ = c.Notify(ctx, c.opts.CancelMethod, params)
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := context.WithTimeout(c.baseCtx, 5*time.Second)
+		defer cancel()
+		var res yep.CancelResult
+		if err := c.Call(ctx, c.opts.CancelMethod, params, &res); err != nil && !errors.Is(err, ErrClosed) {
+			c.log.Debug("cancel request failed", "id", id.String(), "error", err)
+		}
+	}()
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	if err := c.Err(); err != nil {
+		return &ClosedError{Cause: err}
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	buf.str(`{"jsonrpc":"2.0","method":`)
+	appendString(buf, method)
+	if err := appendParams(buf, params); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	buf.ch('}')
+	if err := c.write(ctx, buf.B); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// write sends one message under the write lock.
+func (c *Conn) write(ctx context.Context, msg []byte) error {
+	select {
+	case c.writeMu <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := c.writer.Write(msg)
+	<-c.writeMu
+	return err
+}
+
+// Close ends the connection: pending calls fail, handlers' contexts are
+// cancelled, and Options.Closer is closed. It does not wait for the peer.
+func (c *Conn) Close() error {
+	c.shutdown(errors.New("closed by the local side"))
+	var err error
+	if c.opts.Closer != nil {
+		err = c.opts.Closer.Close()
+	}
+	return err
+}
+
+// Wait blocks until the reader goroutine and every handler have finished.
+// Call it after Close, or after the peer went away, to be sure no goroutine
+// of the connection is left.
+func (c *Conn) Wait() {
+	c.readWG.Wait()
+	c.wg.Wait()
+}
+
+// shutdown marks the connection done with cause and fails pending calls.
+func (c *Conn) shutdown(cause error) {
+	c.mu.Lock()
+	if c.closeErr != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.closeErr = cause
+	pend := c.pending
+	c.pending = map[int64]*pending{}
+	c.notifyN = 0
+	c.mu.Unlock()
+	close(c.done)
+	c.stop()
+	for _, p := range pend {
+		p.ch <- reply{err: &ClosedError{Cause: cause}}
+	}
+}
+
+func (c *Conn) readLoop() {
+	defer c.readWG.Done()
+	for {
+		msg, err := c.reader.Read()
+		if err != nil {
+			var tl *TooLargeError
+			if errors.As(err, &tl) {
+				c.handleTooLarge(tl)
+				continue
+			}
+			cause := err
+			if c.opts.PeerGone != nil {
+				cause = c.opts.PeerGone(err)
+			}
+			if cause == nil {
+				cause = err
+			}
+			c.shutdown(cause)
+			return
+		}
+		c.dispatch(msg)
+		if c.Err() != nil {
+			return
+		}
+	}
+}
+
+// handleTooLarge answers or fails the request or call an oversized message
+// belonged to, judged from its first bytes.
+func (c *Conn) handleTooLarge(tl *TooLargeError) {
+	env, _ := parseEnvelope(tl.Prefix, true)
+	c.log.Error("skipped an oversized message", "limit", tl.Limit, "prefix", truncate(tl.Prefix, 120))
+	if env.id == nil || yep.ValidateID(env.id) != nil {
+		return
+	}
+	if env.hasMethod() {
+		c.replyError(append(yep.ID(nil), env.id...), yep.Errorf(yep.CodeMessageTooLarge, "message exceeds %d bytes", tl.Limit))
+		return
+	}
+	if n, ok := yep.ID(env.id).Int64(); ok {
+		c.deliver(n, reply{err: yep.Errorf(yep.CodeMessageTooLarge, "response exceeds the %d-byte message limit", tl.Limit)})
+	}
+}
+
+func (c *Conn) dispatch(line []byte) {
+	if !json.Valid(line) {
+		c.log.Warn("skipping a line that is not JSON", "line", truncate(line, 200))
+		return
+	}
+	env, err := parseEnvelope(line, false)
+	if err != nil {
+		c.log.Warn("skipping an invalid message", "error", err, "line", truncate(line, 200))
+		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
+			c.replyError(append(yep.ID(nil), env.id...), yep.Errorf(yep.CodeInvalidRequest, "invalid request: %v", err))
+		}
+		return
+	}
+	if verr := env.validate(); verr != nil {
+		c.log.Warn("skipping an invalid message", "error", verr.Message, "line", truncate(line, 200))
+		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
+			c.replyError(append(yep.ID(nil), env.id...), verr)
+		}
+		return
+	}
+	if !env.hasMethod() {
+		c.handleResponse(&env)
+		return
+	}
+	method, err := env.methodName()
+	if err != nil {
+		c.log.Warn("skipping a message with an undecodable method", "line", truncate(line, 200))
+		return
+	}
+	var params json.RawMessage
+	if env.params != nil && string(env.params) != "null" {
+		params = bytes.Clone(env.params)
+	}
+	if env.id == nil || string(env.id) == "null" {
+		c.handleNotification(method, params)
+		return
+	}
+	c.handleRequest(method, params, bytes.Clone(env.id))
+}
+
+func (c *Conn) handleResponse(env *envelope) {
+	n, ok := yep.ID(env.id).Int64()
+	if !ok {
+		c.log.Debug("dropping a response to an id this side never used", "id", string(env.id))
+		return
+	}
+	var r reply
+	if env.err != nil {
+		e := new(yep.Error)
+		if err := json.Unmarshal(env.err, e); err != nil {
+			e = yep.Errorf(yep.CodeInternalError, "malformed error object: %v", err)
+		}
+		r.err = e
+	} else {
+		r.result = bytes.Clone(env.result)
+	}
+	if !c.deliver(n, r) {
+		c.log.Debug("dropping a response to an unknown or cancelled call", "id", n)
+	}
+}
+
+func (c *Conn) deliver(id int64, r reply) bool {
+	c.mu.Lock()
+	p, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+		if p.onNotify != nil {
+			c.notifyN--
+		}
+	}
+	c.mu.Unlock()
+	if ok {
+		p.ch <- r
+	}
+	return ok
+}
+
+func (c *Conn) handleNotification(method string, params json.RawMessage) {
+	if method == c.opts.CancelMethod && c.opts.CancelNotification {
+		c.cancelIncoming(params)
+		return
+	}
+	if c.routeCorrelated(method, params) {
+		return
+	}
+	if c.opts.Handler == nil {
+		return
+	}
+	_, err := c.opts.Handler.Handle(c.baseCtx, &Request{Method: method, Params: params, Conn: c})
+	if err != nil && !errors.Is(err, yep.ErrMethodNotFound) {
+		c.log.Debug("notification handler failed", "method", method, "error", err)
+	}
+}
+
+// routeCorrelated hands a notification carrying request_id to the pending
+// call it names, if that call listens for notifications.
+func (c *Conn) routeCorrelated(method string, params json.RawMessage) bool {
+	c.mu.Lock()
+	listening := c.notifyN > 0
+	c.mu.Unlock()
+	if !listening || params == nil {
+		return false
+	}
+	rid := requestID(params)
+	if rid == nil {
+		return false
+	}
+	n, ok := yep.ID(rid).Int64()
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	p := c.pending[n]
+	c.mu.Unlock()
+	if p == nil || p.onNotify == nil {
+		return false
+	}
+	p.onNotify(method, params)
+	return true
+}
+
+// requestID extracts the top-level "request_id" member of params.
+func requestID(params []byte) []byte {
+	i := skipWS(params, 0)
+	if i >= len(params) || params[i] != '{' {
+		return nil
+	}
+	i++
+	for {
+		i = skipWS(params, i)
+		if i < len(params) && params[i] == ',' {
+			i = skipWS(params, i+1)
+		}
+		if i >= len(params) || params[i] != '"' {
+			return nil
+		}
+		kend := skipString(params, i)
+		if kend < 0 {
+			return nil
+		}
+		key := params[i+1 : kend-1]
+		i = skipWS(params, kend)
+		if i >= len(params) || params[i] != ':' {
+			return nil
+		}
+		i = skipWS(params, i+1)
+		vend := skipValue(params, i)
+		if vend < 0 {
+			return nil
+		}
+		if string(key) == "request_id" {
+			return params[i:vend]
+		}
+		i = vend
+	}
+}
+
+func (c *Conn) cancelIncoming(params json.RawMessage) bool {
+	var p yep.CancelParams
+	if err := json.Unmarshal(params, &p); err != nil || p.ID.IsZero() {
+		return false
+	}
+	c.mu.Lock()
+	cancel := c.incoming[string(p.ID)]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return cancel != nil
+}
+
+// errCancelledByPeer marks a handler context cancelled by a cancel request.
+var errCancelledByPeer = errors.New("cancelled by the peer")
+
+func (c *Conn) handleRequest(method string, params json.RawMessage, id yep.ID) {
+	if method == c.opts.CancelMethod && !c.opts.CancelNotification {
+		found := c.cancelIncoming(params)
+		c.reply(id, yep.CancelResult{Cancelled: found})
+		return
+	}
+	if c.opts.Handler == nil {
+		c.replyError(id, yep.Errorf(yep.CodeMethodNotFound, "method %q not found", method))
+		return
+	}
+	if c.queued.Add(1) > int64(c.opts.MaxQueuedRequests) {
+		c.queued.Add(-1)
+		c.replyError(id, &yep.Error{Code: yep.CodeOverloaded, Message: "too many requests in flight; retry later", Retryable: true})
+		return
+	}
+	ctx, cancel := context.WithCancelCause(c.baseCtx)
+	key := string(id)
+	c.mu.Lock()
+	if _, dup := c.incoming[key]; dup {
+		c.mu.Unlock()
+		cancel(nil)
+		c.queued.Add(-1)
+		c.replyError(id, yep.Errorf(yep.CodeInvalidRequest, "request id %s is already in flight", key))
+		return
+	}
+	c.incoming[key] = func() { cancel(errCancelledByPeer) }
+	c.mu.Unlock()
+
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.queued.Add(-1)
+		defer cancel(nil)
+		select {
+		case c.sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		var result any
+		var err error
+		if ctx.Err() == nil {
+			result, err = c.opts.Handler.Handle(ctx, &Request{Method: method, Params: params, ID: id, Conn: c})
+			<-c.sem
+		}
+		c.mu.Lock()
+		delete(c.incoming, key)
+		c.mu.Unlock()
+		if errors.Is(context.Cause(ctx), errCancelledByPeer) {
+			c.replyError(id, yep.ErrCancelled)
+			return
+		}
+		if err != nil {
+			c.replyError(id, toWireError(err))
+			return
+		}
+		c.reply(id, result)
+	}()
+}
+
+func toWireError(err error) *yep.Error {
+	var we *yep.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	if errors.Is(err, context.Canceled) {
+		return yep.ErrCancelled
+	}
+	return &yep.Error{Code: yep.CodeInternalError, Message: err.Error()}
+}
+
+func (c *Conn) reply(id yep.ID, result any) {
+	buf := getBuf()
+	defer putBuf(buf)
+	buf.str(`{"jsonrpc":"2.0","id":`)
+	buf.raw(id)
+	buf.str(`,"result":`)
+	start := len(buf.B)
+	if err := appendJSON(buf, result); err != nil {
+		buf.B = buf.B[:start]
+		c.replyError(id, yep.Errorf(yep.CodeInternalError, "encoding result: %v", err))
+		return
+	}
+	if len(buf.B) == start {
+		buf.str("null")
+	}
+	buf.ch('}')
+	if err := c.write(context.Background(), buf.B); err != nil {
+		c.log.Debug("could not send a response", "id", id.String(), "error", err)
+	}
+}
+
+func (c *Conn) replyError(id yep.ID, e *yep.Error) {
+	buf := getBuf()
+	defer putBuf(buf)
+	buf.str(`{"jsonrpc":"2.0","id":`)
+	buf.raw(id)
+	buf.str(`,"error":`)
+	if err := appendJSON(buf, e); err != nil {
+		return
+	}
+	buf.ch('}')
+	if err := c.write(context.Background(), buf.B); err != nil {
+		c.log.Debug("could not send an error response", "id", id.String(), "error", err)
+	}
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}

@@ -1,0 +1,24 @@
+// Package jsonrpc is a bidirectional, multiplexed JSON-RPC 2.0 connection
+// over a framed message stream.
+//
+// A [Conn] is symmetric: either side may call, notify and serve. Messages
+// are classified by their fields (a message bearing "method" is a request,
+// or a notification when it has no id; only a method-less message is a
+// response), each direction has its own id space, and many requests may be
+// in flight at once, answered in any order.
+//
+// Two framers are provided: [NDJSON] (one JSON object per line, as YEP
+// speaks) and [ContentLength] (LSP-style headers).
+//
+// Cancellation follows YEP by default: cancelling the context of [Conn.Call]
+// sends a "cancel" request naming the call's id and resolves the call at
+// once with [yep.ErrCancelled]; an incoming "cancel" cancels the handler's
+// context and its request is answered with the cancelled error. With
+// [Options.CancelNotification] the LSP dialect ("$/cancelRequest" as a
+// notification) is spoken instead.
+//
+// Notifications that carry a "request_id" member equal to the id of one of
+// this side's pending calls are delivered to that call's
+// [CallOptions.OnNotify] in arrival order, ahead of the call's response;
+// this is how YEP's tool/update streams reach their caller.
+package jsonrpc

@@ -1,0 +1,259 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// DefaultMaxMessageSize is the largest message a reader accepts when no
+// limit is configured: 16 MiB.
+const DefaultMaxMessageSize = 16 << 20
+
+// A MessageReader reads framed messages. Read returns one message; the
+// slice is valid only until the next call. A message over the size limit is
+// skipped and reported as a *[TooLargeError]; reading may continue after it.
+// Any other error is final.
+type MessageReader interface {
+	Read() ([]byte, error)
+}
+
+// A MessageWriter writes framed messages. Write is not safe for concurrent
+// use; the connection serialises it.
+type MessageWriter interface {
+	Write(msg []byte) error
+}
+
+// A Framer turns byte streams into message streams.
+type Framer interface {
+	NewReader(r io.Reader, maxSize int) MessageReader
+	NewWriter(w io.Writer) MessageWriter
+}
+
+// A TooLargeError reports a message over the reader's size limit. The
+// message was skipped; Prefix holds its first bytes, from which the
+// connection recovers the id to answer or fail.
+type TooLargeError struct {
+	Limit  int
+	Prefix []byte
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("message exceeds %d bytes; skipped", e.Limit)
+}
+
+const prefixKeep = 1024
+
+// NDJSON frames one JSON object per line, as YEP does. Blank lines are
+// ignored and a trailing "\r" is dropped.
+var NDJSON Framer = ndjson{}
+
+type ndjson struct{}
+
+func (ndjson) NewReader(r io.Reader, max int) MessageReader {
+	if max <= 0 {
+		max = DefaultMaxMessageSize
+	}
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+func (ndjson) NewWriter(w io.Writer) MessageWriter { return &lineWriter{w: w} }
+
+type lineReader struct {
+	br  *bufio.Reader
+	max int
+	buf []byte
+}
+
+func (l *lineReader) Read() ([]byte, error) {
+	for {
+		line, err := l.readLine()
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return line, nil
+	}
+}
+
+// readLine reads up to and excluding the next '\n' with bounded memory.
+func (l *lineReader) readLine() ([]byte, error) {
+	frag, err := l.br.ReadSlice('\n')
+	if err == nil {
+		if len(frag)-1 > l.max {
+			return nil, &TooLargeError{Limit: l.max, Prefix: append([]byte(nil), frag[:min(len(frag), prefixKeep)]...)}
+		}
+		return frag[:len(frag)-1], nil
+	}
+	if err != bufio.ErrBufferFull {
+		if err == io.EOF && len(frag) > 0 {
+			// A final line without its newline still counts.
+			if len(frag) > l.max {
+				return nil, &TooLargeError{Limit: l.max, Prefix: append([]byte(nil), frag[:min(len(frag), prefixKeep)]...)}
+			}
+			l.buf = append(l.buf[:0], frag...)
+			return l.buf, nil
+		}
+		return nil, err
+	}
+	l.buf = append(l.buf[:0], frag...)
+	if len(l.buf) > l.max {
+		return nil, l.discard(err)
+	}
+	for {
+		frag, err = l.br.ReadSlice('\n')
+		if len(l.buf)+len(frag) > l.max+1 {
+			return nil, l.discard(err)
+		}
+		l.buf = append(l.buf, frag...)
+		switch err {
+		case nil:
+			return l.buf[:len(l.buf)-1], nil
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			if len(l.buf) > l.max {
+				return nil, l.discard(io.EOF)
+			}
+			if len(l.buf) > 0 {
+				return l.buf, nil
+			}
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// discard skips the rest of an oversized line, keeping a prefix.
+func (l *lineReader) discard(err error) error {
+	prefix := append([]byte(nil), l.buf[:min(len(l.buf), prefixKeep)]...)
+	if cap(l.buf) > 1<<20 {
+		l.buf = nil // do not pin a huge buffer
+	}
+	for err == bufio.ErrBufferFull {
+		_, err = l.br.ReadSlice('\n')
+	}
+	if err != nil && err != io.EOF {
+		return err
+	}
+	return &TooLargeError{Limit: l.max, Prefix: prefix}
+}
+
+type lineWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineWriter) Write(msg []byte) error {
+	if bytes.IndexByte(msg, '\n') >= 0 {
+		return fmt.Errorf("jsonrpc: message contains a raw newline")
+	}
+	l.buf = append(append(l.buf[:0], msg...), '\n')
+	_, err := l.w.Write(l.buf)
+	if cap(l.buf) > 1<<20 {
+		l.buf = nil
+	}
+	return err
+}
+
+// ContentLength frames messages with LSP-style "Content-Length: N" headers.
+var ContentLength Framer = contentLength{}
+
+type contentLength struct{}
+
+func (contentLength) NewReader(r io.Reader, max int) MessageReader {
+	if max <= 0 {
+		max = DefaultMaxMessageSize
+	}
+	return &headerReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+func (contentLength) NewWriter(w io.Writer) MessageWriter { return &headerWriter{w: w} }
+
+type headerReader struct {
+	br  *bufio.Reader
+	max int
+	buf []byte
+}
+
+func (h *headerReader) Read() ([]byte, error) {
+	length := -1
+	for {
+		line, err := h.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return nil, fmt.Errorf("jsonrpc: header line too long")
+		}
+		if err != nil {
+			if err == io.EOF && len(line) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		s := strings.TrimRight(string(line), "\r\n")
+		if s == "" {
+			if length < 0 {
+				continue // tolerate stray blank lines between messages
+			}
+			break
+		}
+		name, value, ok := strings.Cut(s, ":")
+		if !ok {
+			return nil, fmt.Errorf("jsonrpc: malformed header %q", s)
+		}
+		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("jsonrpc: bad Content-Length %q", value)
+			}
+			length = n
+		}
+	}
+	if length > h.max {
+		prefix := make([]byte, min(length, prefixKeep))
+		if _, err := io.ReadFull(h.br, prefix); err != nil {
+			return nil, err
+		}
+		if _, err := io.CopyN(io.Discard, h.br, int64(length-len(prefix))); err != nil {
+			return nil, err
+		}
+		return nil, &TooLargeError{Limit: h.max, Prefix: prefix}
+	}
+	if cap(h.buf) < length {
+		h.buf = make([]byte, length)
+	}
+	h.buf = h.buf[:length]
+	if _, err := io.ReadFull(h.br, h.buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return h.buf, nil
+}
+
+type headerWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (h *headerWriter) Write(msg []byte) error {
+	h.buf = append(h.buf[:0], "Content-Length: "...)
+	h.buf = strconv.AppendInt(h.buf, int64(len(msg)), 10)
+	h.buf = append(h.buf, "\r\n\r\n"...)
+	h.buf = append(h.buf, msg...)
+	_, err := h.w.Write(h.buf)
+	if cap(h.buf) > 1<<20 {
+		h.buf = nil
+	}
+	return err
+}
+
+func jsonValid(b []byte) bool { return json.Valid(b) }

@@ -1,0 +1,95 @@
+package yep
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Capability tokens. The vocabulary is open: a peer may announce tokens this
+// package does not know, and they are carried verbatim.
+const (
+	CapTools         = "tools"
+	CapStreaming     = "streaming"
+	CapHooks         = "hooks"
+	CapPrompt        = "prompt"
+	CapDynamicPrompt = "dynamic_prompt"
+	CapMCPServers    = "mcp_servers"
+	CapCommands      = "commands"
+	CapUIAsk         = "ui_ask"
+	CapTrace         = "trace"
+	CapCancel        = "cancel"
+	CapStatus        = "status"
+	CapLog           = "log"
+	CapConfig        = "config"
+	CapWorkspace     = "workspace"
+	CapProvider      = "provider"
+)
+
+// KnownCapabilities lists the tokens this version defines, in a stable order.
+var KnownCapabilities = []string{
+	CapTools, CapStreaming, CapHooks, CapPrompt, CapDynamicPrompt,
+	CapMCPServers, CapCommands, CapUIAsk, CapTrace, CapCancel, CapStatus,
+	CapLog, CapConfig, CapWorkspace, CapProvider,
+}
+
+// Capabilities is a set of capability tokens as sent on the wire.
+type Capabilities []string
+
+// Has reports whether token is present.
+func (c Capabilities) Has(token string) bool { return slices.Contains(c, token) }
+
+// CapabilityParams carries structured parameters per capability token. Keys
+// and values this package does not know are kept verbatim.
+type CapabilityParams map[string]json.RawMessage
+
+// Decode decodes the params of token into v. It reports false, with a nil
+// error, when token has no params.
+func (p CapabilityParams) Decode(token string, v any) (bool, error) {
+	raw, ok := p[token]
+	if !ok || len(raw) == 0 || string(raw) == "null" {
+		return false, nil
+	}
+	return true, json.Unmarshal(raw, v)
+}
+
+// Set encodes v as the params of token.
+func (p CapabilityParams) Set(token string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	p[token] = raw
+	return nil
+}
+
+// Hook events.
+const (
+	HookPreToolUse  = "pre_tool_use"
+	HookPostToolUse = "post_tool_use"
+)
+
+// HookEvents lists the hook events this version defines.
+var HookEvents = []string{HookPreToolUse, HookPostToolUse}
+
+// Trace event types forwarded as trace/event.
+const (
+	TraceTurnStarted      = "turn.started"
+	TraceTurnCompleted    = "turn.completed"
+	TraceReasonStarted    = "reason.started"
+	TraceReasonCompleted  = "reason.completed"
+	TraceActStarted       = "act.started"
+	TraceActCompleted     = "act.completed"
+	TraceToolStarted      = "tool.started"
+	TraceToolCompleted    = "tool.completed"
+	TraceLLMGeneration    = "llm.generation"
+	TraceSessionStarted   = "session.started"
+	TraceSessionCompleted = "session.completed"
+)
+
+// TraceEventTypes lists the trace event types this version defines.
+var TraceEventTypes = []string{
+	TraceSessionStarted, TraceSessionCompleted,
+	TraceTurnStarted, TraceTurnCompleted, TraceReasonStarted, TraceReasonCompleted,
+	TraceActStarted, TraceActCompleted, TraceToolStarted, TraceToolCompleted,
+	TraceLLMGeneration,
+}

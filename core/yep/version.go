@@ -1,0 +1,78 @@
+package yep
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ProtocolVersion is the YEP version this package speaks.
+const ProtocolVersion = "1.0"
+
+// MinProtocolVersion is the oldest version this package interoperates with.
+// Minors are additive, so any 1.x peer is compatible.
+const MinProtocolVersion = "1.0"
+
+// A Version is a YEP protocol version, MAJOR.MINOR.
+type Version struct {
+	Major, Minor int
+}
+
+// Current is [ProtocolVersion] parsed.
+var Current = Version{Major: 1, Minor: 0}
+
+// ParseVersion parses "MAJOR.MINOR". A bare "MAJOR" means minor 0.
+func ParseVersion(s string) (Version, error) {
+	maj, min, hasMinor := strings.Cut(strings.TrimSpace(s), ".")
+	var v Version
+	var err error
+	if v.Major, err = parseUint(maj); err != nil {
+		return Version{}, fmt.Errorf("protocol version %q: want MAJOR.MINOR, e.g. %q", s, ProtocolVersion)
+	}
+	if hasMinor {
+		if v.Minor, err = parseUint(min); err != nil {
+			return Version{}, fmt.Errorf("protocol version %q: want MAJOR.MINOR, e.g. %q", s, ProtocolVersion)
+		}
+	}
+	return v, nil
+}
+
+func parseUint(s string) (int, error) {
+	if s == "" || len(s) > 9 {
+		return 0, strconv.ErrSyntax
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.Atoi(s)
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// A VersionError reports peers whose major versions differ.
+type VersionError struct {
+	Ours, Theirs string
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("protocol version %s is incompatible with ours (%s): majors must match", e.Theirs, e.Ours)
+}
+
+// Negotiate returns the version two peers speak: majors must match, and the
+// lower minor wins because minors only add. The error is a *[VersionError]
+// when the majors differ.
+func Negotiate(ours Version, theirs string) (Version, error) {
+	t, err := ParseVersion(theirs)
+	if err != nil {
+		return Version{}, err
+	}
+	if t.Major != ours.Major {
+		return Version{}, &VersionError{Ours: ours.String(), Theirs: t.String()}
+	}
+	if t.Minor < ours.Minor {
+		return t, nil
+	}
+	return ours, nil
+}
