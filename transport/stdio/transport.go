@@ -1,0 +1,203 @@
+package stdio
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/time/rate"
+
+	"yolop.dev/core"
+)
+
+// Options configure a [Transport]. Every field's zero value is a sensible
+// default.
+type Options struct {
+	// Logger receives each server's stderr lines, through a sub-logger
+	// named after the extension. Nil means hclog.NewNullLogger().
+	Logger hclog.Logger
+	// StderrLevel is the level stderr lines are logged at. Zero
+	// (hclog.NoLevel) means hclog.Info.
+	StderrLevel hclog.Level
+	// StderrLines is how many of the last stderr lines an instance keeps
+	// for StderrTail and ExitError. Zero means 50; negative keeps none.
+	StderrLines int
+	// StderrLineBytes caps one stderr line: the rest is discarded as it is
+	// read and replaced by a note of its size. Zero means 4096.
+	StderrLineBytes int
+	// StderrRate is how many stderr lines per second are logged in the
+	// long run; lines over the rate are counted and kept in the tail but
+	// not logged. Zero means 20.
+	StderrRate float64
+	// StderrBurst is how many stderr lines may be logged at once before
+	// StderrRate applies. Zero means 100.
+	StderrBurst int
+	// StderrDrain is how long the waiter lets stderr reach end-of-file after
+	// the server has been reaped, before closing it; only a descendant that
+	// left the server's process group can hold it open that long. Zero
+	// means 500ms.
+	StderrDrain time.Duration
+	// BaseEnvAllowlist names the host variables a server inherits: exact
+	// names, or prefixes ending in "*". Nil means [DefaultEnvAllowlist]; an
+	// empty, non-nil slice passes nothing from the host. Variables whose
+	// names look like credentials are dropped whatever this says.
+	BaseEnvAllowlist []string
+	// TermGrace is how long Stop waits after SIGTERM before it sends
+	// SIGKILL. Zero means 2s.
+	TermGrace time.Duration
+	// Environ returns the host environment to filter. Nil means
+	// [os.Environ].
+	Environ func() []string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.StderrLevel == hclog.NoLevel {
+		o.StderrLevel = hclog.Info
+	}
+	if o.StderrLines == 0 {
+		o.StderrLines = 50
+	}
+	if o.StderrLineBytes <= 0 {
+		o.StderrLineBytes = 4096
+	}
+	if o.StderrRate <= 0 {
+		o.StderrRate = 20
+	}
+	if o.StderrBurst <= 0 {
+		o.StderrBurst = 100
+	}
+	if o.StderrDrain <= 0 {
+		o.StderrDrain = 500 * time.Millisecond
+	}
+	if o.BaseEnvAllowlist == nil {
+		o.BaseEnvAllowlist = DefaultEnvAllowlist()
+	}
+	if o.TermGrace <= 0 {
+		o.TermGrace = 2 * time.Second
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	return o
+}
+
+// A Transport is a [core.Transport] that runs each server as a subprocess
+// speaking over its stdin and stdout. Create one with [New]; the zero
+// Transport is usable and behaves like New(Options{}). A Transport holds no
+// state besides its options and may be used from many goroutines.
+type Transport struct {
+	opts Options
+}
+
+var _ core.Transport = (*Transport)(nil)
+
+// New returns a Transport with the given options.
+func New(opts Options) *Transport {
+	return &Transport{opts: opts.withDefaults()}
+}
+
+// Start implements [core.Transport]. It resolves the command, builds the
+// scrubbed environment, and starts the server in its own process group. It
+// returns once the process is running; ctx only bounds that.
+//
+// The returned instance is an *[Instance]. The caller owns it and must call
+// Stop or Kill on it.
+func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Instance, error) {
+	if !platformSupported {
+		return nil, fmt.Errorf("extension %q: %w", spec.Name, ErrUnsupportedPlatform)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("extension %q: start cancelled: %w", spec.Name, err)
+	}
+	opts := t.opts.withDefaults()
+
+	env, secrets, err := buildEnv(spec.Name, opts.Environ(), opts.BaseEnvAllowlist, spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	path, err := resolveCommand(spec, lookupEnv(env, "PATH"))
+	if err != nil {
+		return nil, err
+	}
+	dir := spec.Dir
+	if dir == "" {
+		dir = spec.PackageDir
+	}
+	if dir != "" {
+		if dir, err = filepath.Abs(dir); err != nil {
+			return nil, fmt.Errorf("extension %q: resolve working directory: %w", spec.Name, err)
+		}
+	}
+
+	p, err := newProc(spec.Name, opts, secrets)
+	if err != nil {
+		return nil, err
+	}
+	p.cmd = &exec.Cmd{
+		Path:        path,
+		Args:        append([]string{spec.Command}, spec.Args...),
+		Env:         env,
+		Dir:         dir,
+		Stdin:       p.childIn,
+		Stdout:      p.childOut,
+		Stderr:      p.childErr,
+		SysProcAttr: sysProcAttr(),
+	}
+	if err := p.start(); err != nil {
+		return nil, fmt.Errorf("extension %q: start %s: %w; check that it is a program this system can run", spec.Name, path, err)
+	}
+	h := &Instance{p: p}
+	runtime.AddCleanup(h, (*proc).abandon, p)
+	return h, nil
+}
+
+// newProc creates the pipes and the bookkeeping of one instance.
+func newProc(name string, opts Options, secrets []string) (*proc, error) {
+	var files [6]*os.File
+	closeAll := func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	for i := 0; i < 6; i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("extension %q: create pipe: %w", name, err)
+		}
+		files[i], files[i+1] = r, w
+	}
+	log := opts.Logger.Named(name)
+	tl := newTail(opts.StderrLines)
+	return &proc{
+		name:        name,
+		log:         log,
+		termGrace:   opts.TermGrace,
+		stderrDrain: opts.StderrDrain,
+		childIn:     files[0], stdin: files[1],
+		stdout: files[2], childOut: files[3],
+		stderr: files[4], childErr: files[5],
+		tail: tl,
+		pump: &stderrPump{
+			r:       files[4],
+			log:     log,
+			level:   opts.StderrLevel,
+			maxLine: opts.StderrLineBytes,
+			limiter: rate.NewLimiter(rate.Limit(opts.StderrRate), opts.StderrBurst),
+			redact:  newRedactor(secrets),
+			tail:    tl,
+		},
+		pumpDone: make(chan struct{}),
+		done:     make(chan struct{}),
+	}, nil
+}
