@@ -1,0 +1,29 @@
+// Package cratesio installs extensions from crates.io or any other Cargo
+// sparse registry without a Rust toolchain, and publishes them to a static
+// sparse index.
+//
+// A [Client] speaks the sparse-index protocol: it reads the registry's
+// config.json, derives index paths exactly as cargo does, parses index
+// lines, resolves a version requirement with cargo's semver rules
+// ([ParseRequirement]), and caches index files under a cache directory with
+// ETag/Last-Modified revalidation. [Client.Fetch] downloads a .crate,
+// verifies its SHA-256 against the index cksum before decompressing, and
+// unpacks it with the hardened extractor [Unpack] into a fresh directory:
+// nothing is ever written outside that directory, and on any error nothing
+// is left behind.
+//
+// Typical use from a CLI:
+//
+//	c := cratesio.NewClient(cratesio.Options{Registry: "sparse+http://127.0.0.1:1234/", CacheDir: dir, Logger: log})
+//	rel, err := c.Resolve(ctx, "yolop-extension-echo", "^0.1", lockedVersion)
+//	err = c.Fetch(ctx, rel, destDir, progress)
+//
+// Prebuilt binaries named in a crate's metadata (our own
+// [package.metadata.yolop.artifacts] or cargo-binstall's
+// [package.metadata.binstall]) are selected with [SelectArtifact] and
+// installed with [Client.ProvisionArtifact].
+//
+// The publishing side writes deterministic .crate files ([WriteCrate]),
+// adds them to a static index directory ([Publish]) and serves that
+// directory ([ServeIndex]).
+package cratesio
