@@ -132,13 +132,9 @@ func ParseLock(data []byte) (*Lockfile, error) {
 	if *probe.Version != LockVersion {
 		return nil, fmt.Errorf("%w: unknown version %d (this yolop reads version %d; it may have been written by a newer yolop)", ErrLockCorrupt, *probe.Version, LockVersion)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
 	var l Lockfile
-	if err := dec.Decode(&l); err != nil {
+	if err := json.Unmarshal(data, &l); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLockCorrupt, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrLockCorrupt)
 	}
 	seen := map[string]bool{}
 	for i, e := range l.Extensions {
