@@ -5,6 +5,8 @@ import "errors"
 // Errors returned by [Transport.Start]. They are wrapped with the extension
 // name and the details; match them with [errors.Is].
 var (
+	// ErrNoName means the spec has no extension name to run it under.
+	ErrNoName = errors.New("server spec has no extension name")
 	// ErrNoCommand means the spec names no command.
 	ErrNoCommand = errors.New("no command given")
 	// ErrCommandNotFound means the command is neither in the package's bin/

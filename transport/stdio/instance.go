@@ -187,6 +187,11 @@ func (p *proc) wait(started chan<- error) {
 	timer.Stop()
 
 	p.err = p.exitError()
+	if p.err != nil {
+		p.log.Debug("server exited", "pid", p.pid, "error", p.err)
+	} else {
+		p.log.Debug("server exited cleanly", "pid", p.pid)
+	}
 	close(p.done)
 }
 

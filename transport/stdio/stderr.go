@@ -22,7 +22,10 @@ type tail struct {
 	n     int
 }
 
-func newTail(n int) *tail { return &tail{n: n, lines: make([]string, 0, n)} }
+func newTail(n int) *tail {
+	n = max(n, 0)
+	return &tail{n: n, lines: make([]string, 0, n)}
+}
 
 func (t *tail) add(line string) {
 	if t.n <= 0 {
@@ -107,7 +110,7 @@ func readLine(br *bufio.Reader, maxLine int) ([]byte, error) {
 			dropped = len(line) - maxLine
 			line = line[:maxLine]
 		}
-		out := append([]byte(nil), line...)
+		out := append(make([]byte, 0, len(line)), line...) // non-nil: an empty line is a line
 		if dropped > 0 {
 			out = fmt.Appendf(out, " …[%d more bytes]", dropped)
 		}

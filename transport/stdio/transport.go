@@ -114,6 +114,9 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	if !platformSupported {
 		return nil, fmt.Errorf("extension %q: %w", spec.Name, ErrUnsupportedPlatform)
 	}
+	if spec.Name == "" {
+		return nil, fmt.Errorf("stdio: %w (command %q); set core.ServerSpec.Name", ErrNoName, spec.Command)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("extension %q: start cancelled: %w", spec.Name, err)
 	}
@@ -154,6 +157,7 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	if err := p.start(); err != nil {
 		return nil, fmt.Errorf("extension %q: start %s: %w; check that it is a program this system can run", spec.Name, path, err)
 	}
+	p.log.Debug("server started", "pid", p.pid, "path", path, "dir", dir)
 	h := &Instance{p: p}
 	runtime.AddCleanup(h, (*proc).abandon, p)
 	return h, nil
