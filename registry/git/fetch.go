@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	gogit "github.com/go-git/go-git/v5"
@@ -24,7 +27,12 @@ import (
 const (
 	DefaultMaxFiles      = 10_000
 	DefaultMaxTotalBytes = 256 << 20
+	DefaultMaxFetchBytes = 1 << 30
 )
+
+// fetchPoll is how often the size of the object store is checked while a
+// fetch is running.
+const fetchPoll = 50 * time.Millisecond
 
 // maxListedRefs bounds how many advertised references a full fetch asks for
 // when a commit is not at the tip of any reference.
@@ -54,6 +62,19 @@ type Options struct {
 	// MaxTotalBytes caps the summed size of exported files.
 	// Zero value: [DefaultMaxTotalBytes].
 	MaxTotalBytes int64
+	// MaxFetchBytes caps the size of the object store on disk while
+	// fetching; a fetch that grows past it is cancelled. The store is
+	// polled, so a fast server may overshoot by one poll interval before the
+	// cancellation lands; the size is checked again once the fetch returns.
+	// Zero value: [DefaultMaxFetchBytes].
+	MaxFetchBytes int64
+}
+
+func (o Options) maxFetchBytes() int64 {
+	if o.MaxFetchBytes > 0 {
+		return o.MaxFetchBytes
+	}
+	return DefaultMaxFetchBytes
 }
 
 func (o Options) maxFiles() int {
@@ -182,12 +203,13 @@ func CheckPinned(ctx context.Context, rawURL, commit string, opts Options) error
 
 // session is one remote plus the bare repository objects are fetched into.
 type session struct {
-	url   string // validated, passed to go-git
-	shown string // redacted, for messages
-	opts  Options
-	repo  *gogit.Repository
-	rem   *gogit.Remote
-	refs  map[plumbing.ReferenceName]*plumbing.Reference
+	url    string // validated, passed to go-git
+	shown  string // redacted, for messages
+	gitDir string // the bare object store
+	opts   Options
+	repo   *gogit.Repository
+	rem    *gogit.Remote
+	refs   map[plumbing.ReferenceName]*plumbing.Reference
 	// peeled maps an annotated tag's name to the commit it points at, when
 	// the server advertised it.
 	peeled map[plumbing.ReferenceName]plumbing.Hash
@@ -204,7 +226,7 @@ func newSession(u, raw, gitDir string, opts Options) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("git fetch of %s: configure remote: %w", shown, err)
 	}
-	return &session{url: u, shown: shown, opts: opts, repo: repo, rem: rem}, nil
+	return &session{url: u, shown: shown, gitDir: gitDir, opts: opts, repo: repo, rem: rem}, nil
 }
 
 // list reads the remote's advertised references.
@@ -363,7 +385,7 @@ func (s *session) fetchCommit(ctx context.Context, h plumbing.Hash) (*object.Com
 		if (r.Type() == plumbing.HashReference && r.Hash() == h) || s.peeled[name] == h {
 			if err := s.fetch(ctx, []config.RefSpec{config.RefSpec("+" + string(name) + ":" + string(wantRef))}, 1); err == nil {
 				return s.peel(h, name)
-			} else if ctx.Err() != nil {
+			} else if ctx.Err() != nil || errors.Is(err, ErrTooLarge) {
 				return nil, fmt.Errorf("git: fetch commit %s from %s: %w", h, s.shown, err)
 			}
 			break
@@ -372,7 +394,7 @@ func (s *session) fetchCommit(ctx context.Context, h plumbing.Hash) (*object.Com
 	exact := config.RefSpec(h.String() + ":" + string(wantRef))
 	if err := s.fetch(ctx, []config.RefSpec{exact}, 1); err == nil {
 		return s.peel(h, plumbing.ReferenceName(h.String()))
-	} else if ctx.Err() != nil {
+	} else if ctx.Err() != nil || errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("git: fetch commit %s from %s: %w", h, s.shown, err)
 	}
 	// The server does not serve unadvertised commits: fetch all branches
@@ -406,7 +428,34 @@ func (s *session) fetchCommit(ctx context.Context, h plumbing.Hash) (*object.Com
 	return c, nil
 }
 
+// fetch runs one fetch while a watcher cancels it if the object store grows
+// past [Options.MaxFetchBytes].
 func (s *session) fetch(ctx context.Context, specs []config.RefSpec, depth int) error {
+	limit := s.opts.maxFetchBytes()
+	tooLarge := func(size int64) error {
+		return fmt.Errorf("%w: the objects fetched from %s take more than %d bytes (at least %d)", ErrTooLarge, s.shown, limit, size)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(fetchPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if size := dirSize(s.gitDir); size > limit {
+					cancel(tooLarge(size))
+					return
+				}
+			}
+		}
+	}()
 	err := s.rem.FetchContext(ctx, &gogit.FetchOptions{
 		RefSpecs: specs,
 		Depth:    depth,
@@ -414,10 +463,33 @@ func (s *session) fetch(ctx context.Context, specs []config.RefSpec, depth int) 
 		Auth:     s.opts.Auth,
 		Force:    true,
 	})
+	close(done)
+	wg.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrTooLarge) {
+		return cause
+	}
 	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
 		return s.redactErr(err)
 	}
+	if size := dirSize(s.gitDir); size > limit {
+		return tooLarge(size)
+	}
 	return nil
+}
+
+// dirSize sums the sizes of the regular files under dir, ignoring errors
+// (files come and go while a fetch runs).
+func dirSize(dir string) int64 {
+	var total int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				total += fi.Size()
+			}
+		}
+		return nil
+	})
+	return total
 }
 
 // peel follows annotated tags from h to a commit.

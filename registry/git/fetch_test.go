@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,8 @@ func TestFetchResolvesRevisions(t *testing.T) {
 			{"lightweight tag", "v1", f.first, "refs/tags/v1", "plugin.json", "README.md"},
 			{"annotated tag is peeled", "v2", f.main, "refs/tags/v2", "README.md", "DEV"},
 			{"full sha at a tip", f.dev, f.dev, f.dev, "DEV", ""},
-			{"full sha below the tips", f.first, f.first, f.first, "plugin.json", "README.md"},
+			{"full sha at a lightweight tag", f.first, f.first, f.first, "bin/server", "README.md"},
+			{"full sha below the tips", f.zero, f.zero, f.zero, "plugin.json", "bin/server"},
 			{"full sha in upper case", strings.ToUpper(f.first), f.first, f.first, "plugin.json", "README.md"},
 		}
 		for _, tc := range tests {
@@ -162,7 +164,7 @@ func TestCheckPinnedAfterForcePush(t *testing.T) {
 	if err := CheckPinned(ctx, url, pinned.Commit, testOpts); err != nil {
 		t.Fatalf("CheckPinned before the force-push: %v", err)
 	}
-	if err := CheckPinned(ctx, url, f.first, testOpts); err != nil {
+	if err := CheckPinned(ctx, url, f.zero, testOpts); err != nil {
 		t.Fatalf("CheckPinned of a commit below the tips: %v", err)
 	}
 	// Force-push: dev now points at main, the old dev commit is unreachable.
@@ -351,4 +353,34 @@ func TestFetchDestination(t *testing.T) {
 		t.Errorf("dest exists after cancelled fetch: %v", err)
 	}
 	assertNoStaging(t, parent)
+}
+
+func TestFetchObjectStoreCap(t *testing.T) {
+	f := newFixture(t)
+	// 2 MiB of incompressible bytes: the pack cannot be smaller.
+	rng := rand.New(rand.NewChaCha8([32]byte{7}))
+	noise := make([]byte, 2<<20)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	f.craft(t, "huge", map[string]string{"blob.bin": string(noise)}, nil)
+	url := f.serveHTTP(t)
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "ext")
+	opts := Options{AllowInsecureHTTP: true, MaxFetchBytes: 256 << 10}
+	_, err := Fetch(context.Background(), url, "huge", dest, opts)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "objects fetched") {
+		t.Fatalf("err = %v, want ErrTooLarge about the fetched objects", err)
+	}
+	if _, err := os.Stat(dest); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("dest exists after failure: %v", err)
+	}
+	assertNoStaging(t, parent)
+	if _, err := ResolveOnly(context.Background(), url, "huge", opts); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ResolveOnly err = %v, want ErrTooLarge", err)
+	}
+	// The default cap lets the same branch through.
+	if _, err := Fetch(context.Background(), url, "huge", dest, testOpts); err != nil {
+		t.Fatalf("Fetch under the default cap: %v", err)
+	}
 }

@@ -64,10 +64,10 @@ type fixture struct {
 	dir    string // the repository's work tree
 	marker string // file a post-checkout hook in the repository would create
 	// commits by name
-	first, main, dev string
+	zero, first, main, dev string // zero is at no branch or tag tip
 }
 
-// newFixture makes a repository with two commits on main, a dev branch,
+// newFixture makes a repository with three commits on main, a dev branch,
 // a lightweight tag v1 (first commit) and an annotated tag v2 (main), an
 // executable file, and a post-checkout hook that writes a marker file.
 func newFixture(t *testing.T) *fixture {
@@ -79,6 +79,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	gitCmd(t, f.dir, "init", "-q", "-b", "main")
 	writeFile(t, filepath.Join(f.dir, "plugin.json"), `{"name":"demo"}`+"\n", 0o644)
+	gitCmd(t, f.dir, "add", ".")
+	gitCmd(t, f.dir, "commit", "-q", "-m", "zero")
+	f.zero = gitCmd(t, f.dir, "rev-parse", "HEAD")
 	writeFile(t, filepath.Join(f.dir, "bin", "server"), "#!/bin/sh\necho hi\n", 0o755)
 	gitCmd(t, f.dir, "add", ".")
 	gitCmd(t, f.dir, "commit", "-q", "-m", "first")
