@@ -73,6 +73,20 @@ func fakeServer(mode string) int {
 		fmt.Printf("grandchild %d\n", gc.Process.Pid)
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "escaper":
+		// Leaves a grandchild in a new session (out of the process
+		// group) holding stdout and stderr, then sleeps.
+		self, _ := os.Executable()
+		gc := exec.Command(self)
+		gc.Env = append(os.Environ(), fakeEnv+"=sleeper")
+		gc.Stdout, gc.Stderr = os.Stdout, os.Stderr
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("escapee %d\n", gc.Process.Pid)
+		sleepForever()
 	case "crash":
 		for i := 1; i <= 3; i++ {
 			fmt.Fprintf(os.Stderr, "boom line %d\n", i)

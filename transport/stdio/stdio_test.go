@@ -487,3 +487,52 @@ func TestZeroTransport(t *testing.T) {
 	}
 	_ = hclog.Info
 }
+
+func TestStopBySIGTERM(t *testing.T) {
+	tr := stdio.New(stdio.Options{})
+	inst := start(t, tr, fakeSpec(t, "sleepy", "sleeper", nil))
+	err := inst.Stop(0) // no grace: straight to SIGTERM, which the sleeper obeys
+	var ee *core.ExitError
+	if !errors.As(err, &ee) || ee.Signal != "SIGTERM" || ee.Code != -1 {
+		t.Fatalf("Stop = %v, want an ExitError for SIGTERM", err)
+	}
+	if !procGone(inst.PID()) {
+		t.Errorf("pid %d still in the process table", inst.PID())
+	}
+}
+
+// A descendant that leaves the process group escapes its signals; Kill must
+// still return, and unblock a pending Stdout read, instead of waiting for
+// pipes the escapee holds.
+func TestKillWithEscapedDescendant(t *testing.T) {
+	tr := stdio.New(stdio.Options{StderrDrain: 20 * time.Millisecond})
+	inst := start(t, tr, fakeSpec(t, "escaper", "escaper", nil))
+	r := bufio.NewReader(inst.Stdout())
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	epid, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "escapee "))
+	if err != nil {
+		t.Fatalf("bad line %q", line)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(epid, syscall.SIGKILL)
+		waitGone(t, epid, "escapee")
+	})
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := r.ReadString('\n') // blocks: the escapee holds stdout
+		readErr <- err
+	}()
+	within(t, "Kill", func() { inst.Kill() })
+	within(t, "the pending Stdout read", func() {
+		if err := <-readErr; err != io.EOF {
+			t.Errorf("pending read after Kill = %v, want io.EOF", err)
+		}
+	})
+	waitGone(t, inst.PID(), "server")
+	if procGone(epid) {
+		t.Errorf("escapee %d died: the test no longer exercises an escaped descendant", epid)
+	}
+}
