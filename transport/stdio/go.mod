@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/hashicorp/go-hclog v1.6.3
+	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/time v0.16.0
 	yolop.dev/core v0.0.0
@@ -13,7 +14,6 @@ require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
-	github.com/stretchr/testify v1.8.0 // indirect
 )
 
 replace yolop.dev/core => ../../core

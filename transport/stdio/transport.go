@@ -106,7 +106,8 @@ func New(opts Options) *Transport {
 
 // Start implements [core.Transport]. It resolves the command, builds the
 // scrubbed environment, and starts the server in its own process group. It
-// returns once the process is running; ctx only bounds that.
+// returns once the process is running. ctx is checked before the process
+// is started; cancelling it later has no effect on the instance.
 //
 // The returned instance is an *[Instance]. The caller owns it and must call
 // Stop or Kill on it.
