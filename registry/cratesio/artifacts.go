@@ -1,6 +1,7 @@
 package cratesio
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -126,14 +127,21 @@ type Artifact struct {
 // the braces optional). A relative URL is resolved against baseURL (the
 // crate's download URL).
 func (m ArtifactMetadata) Select(baseURL string, targets ...string) (Artifact, error) {
+	var firstErr error
 	for _, t := range targets {
 		a, ok, err := m.selectOne(baseURL, t)
 		if err != nil {
-			return Artifact{}, err
+			// Unusable for this target (say, no pinned digest): try the
+			// next target, report this if none works.
+			firstErr = cmp.Or(firstErr, err)
+			continue
 		}
 		if ok {
 			return a, nil
 		}
+	}
+	if firstErr != nil {
+		return Artifact{}, firstErr
 	}
 	return Artifact{}, fmt.Errorf("%w: %s %s names no prebuilt artifact for %s; install the binary on PATH or build it", ErrNoArtifact, m.Name, m.Version, strings.Join(targets, " or "))
 }
@@ -151,14 +159,14 @@ func (m ArtifactMetadata) selectOne(baseURL, target string) (Artifact, bool, err
 	} else if m.Binstall != nil {
 		b := *m.Binstall
 		if o, ok := b.Overrides[target]; ok {
-			b.PkgURL = cmpOr(o.PkgURL, b.PkgURL)
-			b.BinDir = cmpOr(o.BinDir, b.BinDir)
-			b.PkgFmt = cmpOr(o.PkgFmt, b.PkgFmt)
+			b.PkgURL = cmp.Or(o.PkgURL, b.PkgURL)
+			b.BinDir = cmp.Or(o.BinDir, b.BinDir)
+			b.PkgFmt = cmp.Or(o.PkgFmt, b.PkgFmt)
 		}
 		if b.PkgURL == "" {
 			return Artifact{}, false, nil
 		}
-		tmpl, a.Format, binDir = b.PkgURL, cmpOr(b.PkgFmt, "tgz"), b.BinDir
+		tmpl, a.Format, binDir = b.PkgURL, cmp.Or(b.PkgFmt, "tgz"), b.BinDir
 		if binDir == "" {
 			binDir = "{ name }-{ target }-v{ version }/{ bin }{ binary-ext }"
 		}
@@ -201,13 +209,6 @@ func (m ArtifactMetadata) selectOne(baseURL, target string) (Artifact, bool, err
 		return Artifact{}, false, fmt.Errorf("%w: %s: sha256 %q is not 64 hex digits", ErrNoArtifact, what, ours.SHA256)
 	}
 	return a, true, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func formatFromURL(u string) string {

@@ -63,7 +63,7 @@ func TestRequirementCargoTable(t *testing.T) {
 func TestMastermindsDiffers(t *testing.T) {
 	cases := []struct{ req, ver string }{
 		{"^1.0.0-alpha", "1.0.1-alpha"}, // cargo: no (pre-release on another x.y.z)
-		{"1.2.3", "1.2.4"},             // Masterminds: bare = exact; cargo: caret
+		{"1.2.3", "1.2.4"},              // Masterminds: bare = exact; cargo: caret
 	}
 	for _, c := range cases {
 		ours, _ := ParseRequirement(c.req)
