@@ -1,0 +1,167 @@
+// Command schemagen generates the published YEP schema from the wire types
+// of yolop.dev/core/yep, the single source of truth.
+//
+// It writes schema/yep/v1/schema.json (JSON Schema Draft 2020-12: payloads
+// keyed by method under "messages", the error and capability_params shapes
+// at the top level, every type under "$defs") and schema/yep/v1/meta.json
+// (protocol versions, methods with direction, kind and gating capability,
+// capability tokens, hook events, trace event types, error codes).
+//
+// Usage, from anywhere inside the repository:
+//
+//	go run ./tools/schemagen          # regenerate
+//	go run ./tools/schemagen -check   # exit 1, with a diff, when a file is stale
+//
+// The repository root is found by walking up from the working directory to
+// go.work; -root overrides it. Descriptions come from the doc comments of
+// core/yep, so a comment change regenerates too. The rules the Go types
+// cannot express (required fields, closed enums, the shape of each
+// capability token's params) are the tables in tables.go.
+package main
+
+//go:generate go run . -root ../..
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the command; it returns the exit code.
+func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("schemagen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	check := fs.Bool("check", false, "do not write; exit 1 and print a diff when a generated file is stale or missing")
+	root := fs.String("root", "", "repository root (default: the directory of the go.work above the working directory)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintf(stderr, "schemagen: %v\n", err)
+			return 2
+		}
+		r, err := FindRoot(wd)
+		if err != nil {
+			fmt.Fprintf(stderr, "schemagen: %v\n", err)
+			return 2
+		}
+		*root = r
+	}
+	files, err := GenerateAt(*root)
+	if err != nil {
+		fmt.Fprintf(stderr, "schemagen: %v\n", err)
+		return 1
+	}
+	if *check {
+		if err := Check(*root, files); err != nil {
+			fmt.Fprintf(stderr, "schemagen: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "schemagen: %s and %s are up to date\n", SchemaPath, MetaPath)
+		return 0
+	}
+	if err := Write(*root, files); err != nil {
+		fmt.Fprintf(stderr, "schemagen: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "schemagen: wrote %s and %s\n", SchemaPath, MetaPath)
+	return 0
+}
+
+// FindRoot returns the nearest directory at or above dir holding go.work.
+func FindRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no go.work at or above %s: run from inside the yolop repository or pass -root", dir)
+		}
+		d = parent
+	}
+}
+
+// GenerateAt generates the files from core/yep as compiled in, with docs
+// read from root/core/yep.
+func GenerateAt(root string) (map[string][]byte, error) {
+	src, err := ParseSource(filepath.Join(root, "core", "yep"))
+	if err != nil {
+		return nil, err
+	}
+	return Generate(DefaultInput(src))
+}
+
+// Write writes files under root.
+func Write(root string, files map[string][]byte) error {
+	for _, path := range sortedKeys(files) {
+		full := filepath.Join(root, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return fmt.Errorf("creating the directory of %s: %w", path, err)
+		}
+		if err := os.WriteFile(full, files[path], 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// ErrStale is matched by the error of [Check] when a file differs.
+var ErrStale = errors.New("generated file is stale")
+
+// Check compares files with what is on disk under root. The error names
+// every stale or missing file, with a line diff (-committed +generated),
+// and says how to regenerate.
+func Check(root string, files map[string][]byte) error {
+	var msgs []string
+	for _, path := range sortedKeys(files) {
+		got, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
+		if errors.Is(err, os.ErrNotExist) {
+			msgs = append(msgs, path+" is missing")
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if !bytes.Equal(got, files[path]) {
+			diff := cmp.Diff(strings.Split(string(got), "\n"), strings.Split(string(files[path]), "\n"))
+			msgs = append(msgs, fmt.Sprintf("%s is stale (-committed +generated):\n%s", path, diff))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s\nThe wire types in core/yep changed without regenerating: run `go run ./tools/schemagen` from the repository root and commit the result", ErrStale, strings.Join(msgs, "\n"))
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
