@@ -32,7 +32,11 @@ func Summary(m *Manifest) string {
 	} else {
 		b.WriteString("  Server command: none\n")
 	}
-	fmt.Fprintf(&b, "  Tools (%d):\n", len(f.Tools))
+	if len(f.Tools) == 0 {
+		b.WriteString("  Tools: none\n")
+	} else {
+		fmt.Fprintf(&b, "  Tools (%d):\n", len(f.Tools))
+	}
 	for _, t := range f.Tools {
 		var marks []string
 		if t.NeverDefer {
@@ -56,7 +60,11 @@ func Summary(m *Manifest) string {
 		}
 		b.WriteString(line + "\n")
 	}
-	fmt.Fprintf(&b, "  Hooks (%d):\n", len(f.Hooks))
+	if len(f.Hooks) == 0 {
+		b.WriteString("  Hooks: none\n")
+	} else {
+		fmt.Fprintf(&b, "  Hooks (%d):\n", len(f.Hooks))
+	}
 	for _, h := range f.Hooks {
 		onErr := h.OnError
 		if onErr == "" {
@@ -75,7 +83,11 @@ func Summary(m *Manifest) string {
 		}
 		b.WriteString(line + "\n")
 	}
-	fmt.Fprintf(&b, "  MCP servers (%d):\n", len(f.MCPServers))
+	if len(f.MCPServers) == 0 {
+		b.WriteString("  MCP servers: none\n")
+	} else {
+		fmt.Fprintf(&b, "  MCP servers (%d):\n", len(f.MCPServers))
+	}
 	for _, s := range f.MCPServers {
 		if s.Type == "http" {
 			fmt.Fprintf(&b, "    - %s (http): %s\n", s.Name, s.URL)

@@ -151,6 +151,9 @@ func (o SourceOptions) Parse(s string) (Source, error) {
 	}
 	name, ver, _ := strings.Cut(s, "@")
 	if slugRE.MatchString(name) {
+		if !crateRE.MatchString(CratePrefix + name) {
+			return bad("extension name %q is too long for a crate name", name)
+		}
 		if ver != "" && !versionRE.MatchString(ver) {
 			return bad("%q is not a version requirement", ver)
 		}

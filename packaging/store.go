@@ -447,7 +447,14 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 	if want := o.Source.ExtensionName(); want != "" && o.Name == "" && m.Name != want {
 		return nil, fmt.Errorf("install %s: crate %s must hold extension %q, but its manifest names %q", o.Source, o.Source.Crate, want, m.Name)
 	}
-	listing, err := ListDir(dir)
+	var listing FileListing
+	if o.Source.Kind == SourcePath {
+		// A live directory may hold build output (target/, node_modules/):
+		// pin only what was approved, the manifest and the files it names.
+		listing, err = manifestListing(m)
+	} else {
+		listing, err = ListDir(dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("install %s: %w", o.Source, err)
 	}
@@ -498,6 +505,32 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 	staged = "" // renamed into place
 	res.Entry = e
 	return res, nil
+}
+
+// manifestListing lists the manifest file and the files it references
+// (config schema, prompt).
+func manifestListing(m *Manifest) (FileListing, error) {
+	files := []string{m.File}
+	if f := m.Yolop; f != nil {
+		if f.ConfigSchemaFile != "" {
+			files = append(files, filepath.Join(m.Dir, filepath.FromSlash(f.ConfigSchemaFile)))
+		}
+		if f.Prompt != nil && f.Prompt.File != "" {
+			files = append(files, filepath.Join(m.Dir, filepath.FromSlash(f.Prompt.File)))
+		}
+	}
+	var l FileListing
+	for _, p := range files {
+		sum, err := hashFile(p)
+		if err != nil {
+			return nil, err
+		}
+		rel, _ := filepath.Rel(m.Dir, p)
+		l = append(l, FileEntry{Path: filepath.ToSlash(rel), Mode: ModeFile, SHA256: sum})
+	}
+	slices.SortFunc(l, func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	l = slices.CompactFunc(l, func(a, b FileEntry) bool { return a.Path == b.Path })
+	return l, nil
 }
 
 // Remove deletes an installed extension's package (a path source's

@@ -218,6 +218,14 @@ func TestPathSourceIsExemptButFlagged(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.ExtensionsDir(), "demo")); err == nil {
 		t.Error("a path source was copied into the store")
 	}
+	if len(res.Entry.Files) != 1 || res.Entry.Files[0].Path != "plugin.json" {
+		t.Errorf("a path source pins its manifest only, got %+v", res.Entry.Files)
+	}
+	// Build output in the live directory does not make an update non-silent.
+	write(t, filepath.Join(src, "target/debug/huge"), "binary", 0o755)
+	if again, err := s.Install(ctx, InstallOptions{Source: Source{Kind: SourcePath, Path: src}}); err != nil || !again.Unchanged {
+		t.Errorf("re-install of an unchanged path manifest = %+v, %v", again, err)
+	}
 	write(t, filepath.Join(src, "README.md"), "edited in the dev loop", 0o644)
 	v, err := s.VerifyInstalled(ctx, "demo")
 	if err != nil || !v.Exempt || v.Dir != src {
