@@ -179,6 +179,11 @@ func TestLoadRefusesHostileManifests(t *testing.T) {
 				f["hooks"] = []any{obj{"event": "pre_tool_use", "matcher": "x", "on_error": "ignore"}}
 			})})
 		}, ErrInvalidManifest, []string{"yolop.hooks[0].on_error"}},
+		{"match-all not spelled *", func(t *testing.T) string {
+			return pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
+				f["hooks"] = []any{obj{"event": "pre_tool_use", "matcher": "**"}}
+			})})
+		}, ErrInvalidManifest, []string{"yolop.hooks[0].matcher", `spell match-all as "*"`}},
 		{"insane hook timeout", func(t *testing.T) string {
 			return pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
 				f["hooks"] = []any{obj{"event": "pre_tool_use", "matcher": "x", "timeout_ms": 3600000}}

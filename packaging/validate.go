@@ -243,6 +243,9 @@ func (c *checker) check() {
 		if _, err := path.Match(h.Matcher, "x"); err != nil || h.Matcher == "" {
 			c.errf(nil, base+".matcher", "%q is not a valid tool-name glob", h.Matcher)
 		}
+		if h.Matcher != "*" && h.Matcher != "" && strings.Trim(h.Matcher, "*") == "" {
+			c.errf(nil, base+".matcher", "%q matches every tool; spell match-all as \"*\" so it is called out at approval", h.Matcher)
+		}
 		key := h.Event + " " + h.Matcher
 		if j, dup := hooks[key]; dup {
 			c.errf(ErrDuplicateName, base, "duplicate subscription %s %q (already at yolop.hooks[%d])", h.Event, h.Matcher, j)
