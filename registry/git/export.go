@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -130,7 +129,7 @@ func (e *exporter) file(p string, ent object.TreeEntry, mode os.FileMode) (err e
 		return fmt.Errorf("read blob %q: %w", p, err)
 	}
 	defer r.Close()
-	f, err := os.OpenFile(e.local(p), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+	f, err := os.OpenFile(e.local(p), os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, mode)
 	if err != nil {
 		return fmt.Errorf("create file %q: %w", p, err)
 	}

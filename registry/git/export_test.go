@@ -1,6 +1,7 @@
 package git
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,4 +32,25 @@ func TestCheckEntryName(t *testing.T) {
 			t.Errorf("checkEntryName(%q) refused (%s), want accepted", name, why)
 		}
 	}
+}
+
+func FuzzCheckEntryName(f *testing.F) {
+	for _, seed := range []string{"plugin.json", ".git", "git~1", ".GIT.", "a..b", `a\b`, "a/b", "nul", ".g\u200cit", "\x00", "ok name"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if checkEntryName(name) != "" {
+			return
+		}
+		const root = "/root/pkg"
+		if p := filepath.Join(root, name); filepath.Dir(p) != root || filepath.Base(p) != name {
+			t.Fatalf("accepted %q escapes or is rewritten: %q", name, p)
+		}
+		if isDotGit(name) || strings.ContainsAny(name, "/\\:\x00") || strings.Contains(name, "..") {
+			t.Fatalf("accepted unsafe name %q", name)
+		}
+		if strings.EqualFold(strings.TrimRight(stripIgnorable(name), ". "), ".git") {
+			t.Fatalf("accepted a .git variant %q", name)
+		}
+	})
 }

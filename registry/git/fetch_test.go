@@ -384,3 +384,29 @@ func TestFetchObjectStoreCap(t *testing.T) {
 		t.Fatalf("Fetch under the default cap: %v", err)
 	}
 }
+
+// TestFetchCommitByIDWhenServerAllows covers the fetch-by-id path, taken
+// when the server advertises allow-reachable-sha1-in-want.
+func TestFetchCommitByIDWhenServerAllows(t *testing.T) {
+	f := newFixture(t)
+	gitCmd(t, f.dir, "config", "uploadpack.allowReachableSHA1InWant", "true")
+	for transport, url := range transports(t, f) {
+		t.Run(transport, func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), "ext")
+			res, err := Fetch(context.Background(), url, f.zero, dest, testOpts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Commit != f.zero {
+				t.Errorf("Commit = %s, want %s", res.Commit, f.zero)
+			}
+			if _, err := os.Stat(filepath.Join(dest, "bin")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("export of the first commit contains bin/: %v", err)
+			}
+			missing := strings.Repeat("0123456789", 4)
+			if err := CheckPinned(context.Background(), url, missing, testOpts); !errors.Is(err, ErrPinnedCommitMissing) {
+				t.Errorf("CheckPinned(unknown commit) = %v, want ErrPinnedCommitMissing", err)
+			}
+		})
+	}
+}
