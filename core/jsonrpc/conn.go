@@ -663,6 +663,10 @@ func (c *Conn) handleRequest(method string, params json.RawMessage, id yep.ID) {
 		if ctx.Err() == nil {
 			result, err = c.opts.Handler.Handle(ctx, &Request{Method: method, Params: params, ID: id, Conn: c})
 			<-c.sem
+		} else {
+			// Cancelled or closed while queued: the handler never ran, so
+			// the request must not be answered with a null result.
+			err = yep.ErrCancelled
 		}
 		c.mu.Lock()
 		delete(c.incoming, key)

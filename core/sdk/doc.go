@@ -1,0 +1,37 @@
+// Package sdk is the Go author SDK for yolop capability servers: an
+// extension is written as a set of handlers, and the SDK speaks YEP (the
+// yolop extension protocol) for it.
+//
+// A [Server] is configured by registering handlers — [Server.Tool],
+// [Server.StreamingTool], [Server.OnHook], [Server.Prompt],
+// [Server.DynamicPrompt], [Server.Command], [Server.MCPServer],
+// [Server.OnConfig], [Server.OnConfigChanged], [Server.OnTrace] and
+// [Server.OnWorkspaceChanged] — and then served with [Server.Serve], which
+// runs over stdin and stdout until the host sends shutdown and exit or
+// closes stdin.
+//
+// The capability tokens the server announces in the initialize handshake
+// derive from what was registered: a tool announces "tools", a streaming
+// tool "streaming", a hook "hooks" (with its subscription in
+// capability_params), and so on; "cancel" is always announced. The
+// server-to-host methods are opt-ins named in [Info] (status/changed,
+// ui/ask, log) and are only ever sent when the host advertised them in its
+// own initialize capabilities; otherwise [Server.Status] and [Server.Ask]
+// return an error matching [ErrNotAdvertised], and [Server.Log] writes to
+// the local logger (stderr).
+//
+// Handlers run concurrently, each with a context that is cancelled when the
+// host sends cancel for its request or the connection ends; a cancelled
+// request is answered with the protocol's cancelled error whatever the
+// handler returns. A handler that panics is answered with an internal error
+// naming the tool (or hook, command, …) and the server keeps running.
+//
+// Registration methods panic on programmer errors — a duplicate tool name,
+// a malformed hook glob, registering after Serve has started — the way
+// net/http's ServeMux does, so a broken server fails at startup rather than
+// in the middle of a session.
+//
+// stdout carries only protocol JSON. Logs go to stderr (or to the host's
+// log method when both sides opted in); never print to stdout from a
+// handler.
+package sdk
