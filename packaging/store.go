@@ -184,6 +184,9 @@ type journal struct {
 	Staged string `json:"staged,omitempty"`
 	// Aside is where the previous package directory is moved (base name).
 	Aside string `json:"aside"`
+	// HadOld records that extensions/<name> existed before the change, so
+	// a repeated rollback can tell "already restored" from "fresh install".
+	HadOld bool `json:"had_old"`
 	// LockSHA256 is the hex SHA-256 of the new extensions.lock: the lock on
 	// disk matching it means the change committed.
 	LockSHA256 string `json:"lock_sha256"`
@@ -250,16 +253,24 @@ func (s *Store) applyJournal(j journal) error {
 		// written); drop the old one.
 		return os.RemoveAll(aside)
 	}
-	// Roll back. The staging directory still existing means it was never
-	// renamed into place; otherwise the package directory is the new one.
+	// Roll back. Every branch is idempotent, so a crash during recovery is
+	// repaired by the next recovery.
 	if j.Staged != "" {
 		staged := filepath.Join(ext, j.Staged)
-		if exists(staged) {
+		switch {
+		case exists(staged):
+			// Never placed: extensions/<name>, if present, is the old one.
 			if err := os.RemoveAll(staged); err != nil {
 				return err
 			}
-		} else if err := os.RemoveAll(pkg); err != nil {
-			return err
+		case exists(aside) || !j.HadOld:
+			// Placed: extensions/<name> is the new package.
+			if err := os.RemoveAll(pkg); err != nil {
+				return err
+			}
+		default:
+			// Placed, then already rolled back by an earlier recovery:
+			// extensions/<name> is the restored old package.
 		}
 	}
 	if exists(aside) {
@@ -304,13 +315,14 @@ func (s *Store) commit(name, staged string, next *Lockfile) error {
 	if staged != "" {
 		j.Staged = filepath.Base(staged)
 	}
+	pkg := filepath.Join(ext, name)
+	j.HadOld = exists(pkg)
 	jb, _ := json.Marshal(j)
 	if err := writeFileAtomic(s.journalPath(), jb, 0o644); err != nil {
 		return err
 	}
 	s.step("journal")
-	pkg := filepath.Join(ext, name)
-	if exists(pkg) {
+	if j.HadOld {
 		if err := os.Rename(pkg, filepath.Join(ext, j.Aside)); err != nil {
 			return s.rollback(fmt.Errorf("moving the previous package %s aside: %w", pkg, err))
 		}

@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -416,6 +417,43 @@ func TestFreshInstallAndRemoveKilledHalfWay(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestRecoveryIsIdempotent recreates the state a crash leaves when it hits
+// an earlier recovery right after it restored the old package: the journal
+// is still there, the staging and set-aside directories are gone.
+func TestRecoveryIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(t.TempDir())
+	if _, err := s.Install(ctx, gitInstall(version(t, "1.0.0", "a"))); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, s)
+	for _, j := range []journal{
+		{Name: "demo", Staged: ".tmp-install-gone", Aside: ".old-demo-gone", HadOld: true, LockSHA256: strings.Repeat("0", 64)},
+		{Name: "demo", Aside: ".old-demo-gone", HadOld: true, LockSHA256: strings.Repeat("0", 64)},
+	} {
+		b, _ := json.Marshal(j)
+		if err := os.WriteFile(s.journalPath(), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if after := snapshot(t, s); after != before {
+			t.Errorf("a repeated rollback changed the store:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		assertNoLeftovers(t, s)
+	}
+	// An unreadable journal stops recovery without touching anything.
+	os.WriteFile(s.journalPath(), []byte("{"), 0o644)
+	if err := s.Recover(ctx); err == nil || !strings.Contains(err.Error(), ".txn.json") {
+		t.Errorf("want an error naming the journal, got %v", err)
+	}
+	os.Remove(s.journalPath())
+	if after := snapshot(t, s); after != before {
+		t.Error("an unreadable journal led to changes")
 	}
 }
 
