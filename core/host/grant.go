@@ -1,0 +1,102 @@
+package host
+
+import (
+	"encoding/json"
+
+	"yolop.dev/core"
+)
+
+// A Grant is what the user approved for one extension: the manifest's yolop
+// facet, frozen for the session. The handshake may only narrow it. The
+// packaging module builds a Grant from an installed package's manifest.
+type Grant struct {
+	// Name is the extension name (capability ref "ext:<name>").
+	Name    string
+	Version string
+	// ProtocolVersion is the manifest's protocol_version, "MAJOR.MINOR".
+	ProtocolVersion string
+	// Server says how to start the capability server.
+	Server core.ServerSpec
+	Tools  []ToolGrant
+	Hooks  []HookGrant
+	// MCPServers are the approved MCP servers, by name and transport.
+	MCPServers []MCPServerGrant
+	// Prompt is nil when the extension contributes no prompt text.
+	Prompt   *PromptGrant
+	Commands []CommandGrant
+	// Skills lists SKILL.md directories the package ships (host-side only).
+	Skills []string
+	// Status, UIAsk and Trace are the reverse-direction opt-ins.
+	Status, UIAsk, Trace bool
+	// ConfigSchema is the extension's config_schema, verbatim.
+	ConfigSchema json.RawMessage
+	// Config is the validated, non-secret capability config sent in
+	// initialize and config/changed.
+	Config json.RawMessage
+}
+
+// A ToolGrant is one approved tool definition. Definitions live in the
+// manifest; the handshake only names the tools served.
+type ToolGrant struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	NeverDefer  bool
+	Streaming   bool
+	Approval    string
+	Risk        string
+	Narration   string
+}
+
+// A HookGrant is one approved hook subscription.
+type HookGrant struct {
+	Event     string
+	Matcher   string
+	TimeoutMS int
+	// OnError is "warn" or "block"; empty means "warn".
+	OnError string
+}
+
+// An MCPServerGrant is one approved MCP server. For "http", a URL whose port
+// is "*" (http://127.0.0.1:*/mcp) admits any port on that host and path, for
+// servers the extension hosts on a port it picks at start.
+type MCPServerGrant struct {
+	Name    string
+	Type    string // "stdio" or "http"
+	Command string
+	Args    []string
+	URL     string
+}
+
+// A PromptGrant is the approved prompt contribution.
+type PromptGrant struct {
+	// Text is the static text from the manifest.
+	Text string
+	// Dynamic allows prompt/contribution once per turn.
+	Dynamic bool
+	// MaxBytes bounds any contribution; 0 means len(Text), or 8 KiB for a
+	// dynamic prompt with no static text.
+	MaxBytes int
+}
+
+// A CommandGrant is one approved slash command.
+type CommandGrant struct {
+	Name        string
+	Description string
+}
+
+// eager reports whether the extension must be running before the first
+// turn: it contributes a prompt, hooks or traces.
+func (g *Grant) eager() bool {
+	return g.Prompt != nil || len(g.Hooks) > 0 || g.Trace
+}
+
+func (p *PromptGrant) maxBytes() int {
+	switch {
+	case p.MaxBytes > 0:
+		return p.MaxBytes
+	case len(p.Text) > 0:
+		return len(p.Text)
+	}
+	return 8 << 10
+}

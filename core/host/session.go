@@ -1,0 +1,671 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/core"
+	"yolop.dev/core/yep"
+)
+
+// MaxNeverDefer is the never_defer budget of one extension: at most this
+// many of its tools have their schema always loaded; the rest are deferred
+// behind the built-in tool_search.
+const MaxNeverDefer = 8
+
+// SessionOptions configure a [Session].
+type SessionOptions struct {
+	// Builtins are compiled-in capabilities, first in harness order.
+	Builtins []Capability
+	// Grants are the enabled extensions, in harness order.
+	Grants []Grant
+	// Transport starts extension servers. Required when Grants is not
+	// empty.
+	Transport core.Transport
+	// Logger is the host logger. Nil means no logging.
+	Logger hclog.Logger
+	// Ask answers ui/ask questions; nil answers them cancelled.
+	Ask AskSink
+	// Status receives status/changed; nil drops it.
+	Status StatusSink
+	// SessionID and WorkspaceRoot go to every extension.
+	SessionID, WorkspaceRoot string
+	// ToolTimeout bounds one tool call. Zero means 10 minutes.
+	ToolTimeout time.Duration
+	// Extension is the template for every extension's options; Transport,
+	// Logger, sinks, session id and workspace are filled in.
+	Extension ExtensionOptions
+}
+
+// A Session assembles capabilities and drives them turn by turn. Its
+// methods are safe for concurrent use.
+type Session struct {
+	opts SessionOptions
+	log  hclog.Logger
+	asks *askGate
+
+	mu       sync.Mutex
+	caps     []Capability // in harness order: built-ins, then extensions
+	exts     map[string]*Extension
+	pending  []activation
+	tools    map[string]*toolEntry
+	toolList []*toolEntry
+	warnings []string
+	turn     int
+	closed   bool
+}
+
+type activation struct {
+	ext    *Extension
+	enable bool
+}
+
+type toolEntry struct {
+	name     string // the session-wide name the agent calls
+	cap      Capability
+	def      ToolDef
+	deferred bool
+}
+
+// ToolInfo describes one tool of the session.
+type ToolInfo struct {
+	// Name is what the agent calls: the tool's own name, or
+	// "<ext>__<tool>" when that collides.
+	Name       string
+	Capability string
+	Def        ToolDef
+	// Deferred tools are reachable through tool_search only.
+	Deferred bool
+}
+
+// NewSession builds a session. Nothing is started until [Session.Start].
+func NewSession(opts SessionOptions) *Session {
+	if opts.ToolTimeout <= 0 {
+		opts.ToolTimeout = 10 * time.Minute
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	s := &Session{opts: opts, log: log, asks: &askGate{sink: opts.Ask}, exts: map[string]*Extension{}}
+	s.caps = slices.Clone(opts.Builtins)
+	for _, g := range opts.Grants {
+		e := s.newExtension(g)
+		s.exts[g.Name] = e
+		s.caps = append(s.caps, e)
+	}
+	s.rebuild()
+	return s
+}
+
+func (s *Session) newExtension(g Grant) *Extension {
+	eo := s.opts.Extension
+	eo.Transport = s.opts.Transport
+	eo.Logger = s.log
+	eo.Asks = s.asks
+	eo.Status = s.opts.Status
+	eo.SessionID = s.opts.SessionID
+	eo.WorkspaceRoot = s.opts.WorkspaceRoot
+	return NewExtension(g, eo)
+}
+
+// Start spawns every eager extension in parallel, each bounded by its
+// handshake timeout, so one wedged extension is marked degraded and never
+// holds up the first turn. Failures are logged and visible in Stats; Start
+// returns them joined but the session stays usable.
+func (s *Session) Start(ctx context.Context) error {
+	s.mu.Lock()
+	var eager []*Extension
+	for _, c := range s.caps {
+		if e, ok := c.(*Extension); ok && e.Eager() {
+			eager = append(eager, e)
+		}
+	}
+	s.mu.Unlock()
+	errs := make([]error, len(eager))
+	var wg sync.WaitGroup
+	for i, e := range eager {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.Start(ctx); err != nil {
+				s.log.Warn("extension did not start", "extension", e.ExtName(), "error", err)
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	s.rebuild()
+	s.mu.Unlock()
+	s.Trace(yep.TraceEventParams{Type: yep.TraceSessionStarted})
+	return errors.Join(errs...)
+}
+
+// rebuild recomputes the tool registry. Called with s.mu held.
+func (s *Session) rebuild() {
+	s.tools = map[string]*toolEntry{}
+	s.toolList = nil
+	s.warnings = nil
+	builtin := map[string]bool{}
+	for _, c := range s.caps {
+		if _, ok := c.(*Extension); ok {
+			continue
+		}
+		for _, t := range c.Tools() {
+			builtin[t.Name] = true
+			s.addTool(&toolEntry{name: t.Name, cap: c, def: t})
+		}
+	}
+	anyDeferred := false
+	for _, c := range s.caps {
+		e, ok := c.(*Extension)
+		if !ok {
+			continue
+		}
+		loaded := 0
+		for _, t := range e.Tools() {
+			name := t.Name
+			if builtin[name] || s.tools[name] != nil || name == toolSearchName {
+				q := e.ExtName() + "__" + t.Name
+				s.warnings = append(s.warnings, fmt.Sprintf("tool %q of extension %q collides with an existing tool; registered as %q", t.Name, e.ExtName(), q))
+				s.log.Warn("tool name collision", "extension", e.ExtName(), "tool", t.Name, "registered_as", q)
+				name = q
+			}
+			deferred := true
+			if t.NeverDefer && loaded < MaxNeverDefer {
+				deferred = false
+				loaded++
+			} else if t.NeverDefer {
+				s.warnings = append(s.warnings, fmt.Sprintf("extension %q has more than %d never_defer tools; %q is deferred behind tool_search", e.ExtName(), MaxNeverDefer, t.Name))
+			}
+			anyDeferred = anyDeferred || deferred
+			s.addTool(&toolEntry{name: name, cap: e, def: t, deferred: deferred})
+		}
+	}
+	if anyDeferred && s.tools[toolSearchName] == nil {
+		s.addTool(&toolEntry{name: toolSearchName, cap: toolSearch{s}, def: toolSearchDef})
+	}
+}
+
+func (s *Session) addTool(t *toolEntry) {
+	s.tools[t.name] = t
+	s.toolList = append(s.toolList, t)
+}
+
+// Tools lists the session's tools in harness order: loaded and deferred.
+func (s *Session) Tools() []ToolInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ToolInfo, 0, len(s.toolList))
+	for _, t := range s.toolList {
+		out = append(out, ToolInfo{Name: t.name, Capability: t.cap.Name(), Def: t.def, Deferred: t.deferred})
+	}
+	return out
+}
+
+// Warnings lists tool-policy warnings (collisions, never_defer budget).
+func (s *Session) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.warnings)
+}
+
+// Extension returns the adapter of an extension in the session.
+func (s *Session) Extension(name string) (*Extension, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.exts[name]
+	return e, ok
+}
+
+// HookBlockedError reports a tool call blocked by a pre_tool_use hook.
+type HookBlockedError struct {
+	Capability, Tool, Reason string
+}
+
+func (e *HookBlockedError) Error() string {
+	return fmt.Sprintf("tool %q blocked by %s: %s", e.Tool, e.Capability, e.Reason)
+}
+
+// CallTool runs one tool by its session name: pre_tool_use hooks in harness
+// order (any block wins; mutate replaces the arguments), the call itself
+// with streamed updates, then post_tool_use hooks (mutate replaces the
+// result). The call is bounded by the session's tool timeout and by ctx.
+func (s *Session) CallTool(ctx context.Context, name, callID string, args json.RawMessage, onUpdate func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
+	s.mu.Lock()
+	t := s.tools[name]
+	s.mu.Unlock()
+	if t == nil {
+		return yep.ToolResult{}, fmt.Errorf("no tool %q in this session; /tools lists them", name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ToolTimeout)
+	defer cancel()
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+
+	args, err := s.firePre(ctx, t, callID, args)
+	if err != nil {
+		return yep.ToolResult{}, err
+	}
+	s.Trace(yep.TraceEventParams{Type: yep.TraceToolStarted, SpanID: callID, Data: mustJSON(map[string]any{"tool": name, "args": args})})
+	start := time.Now()
+	res, err := t.cap.CallTool(ctx, ToolCall{ID: callID, Name: t.def.Name, Args: args}, onUpdate)
+	done := map[string]any{"tool": name, "duration_ms": time.Since(start).Milliseconds(), "is_error": err != nil || res.IsError}
+	if err != nil {
+		done["error"] = err.Error()
+	}
+	s.Trace(yep.TraceEventParams{Type: yep.TraceToolCompleted, SpanID: callID, Data: mustJSON(done)})
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded && !errors.Is(err, context.Canceled) {
+			return res, fmt.Errorf("tool %q timed out after %s: %w", name, s.opts.ToolTimeout, err)
+		}
+		return res, err
+	}
+	return s.firePost(ctx, t, callID, args, res), nil
+}
+
+// hookTarget is one subscription to fire.
+type hookTarget struct {
+	cap Capability
+	sub HookGrant
+}
+
+func (s *Session) subscriptions(event, tool string) []hookTarget {
+	s.mu.Lock()
+	caps := slices.Clone(s.caps)
+	s.mu.Unlock()
+	var out []hookTarget
+	for _, c := range caps {
+		for _, h := range c.Hooks() {
+			if h.Event != event {
+				continue
+			}
+			if ok, _ := path.Match(h.Matcher, tool); ok || h.Matcher == "*" {
+				out = append(out, hookTarget{c, h})
+			}
+		}
+	}
+	return out
+}
+
+func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args json.RawMessage) (json.RawMessage, error) {
+	for _, h := range s.subscriptions(yep.HookPreToolUse, t.name) {
+		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args})
+		res, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPreToolUse, ToolName: t.name, Payload: payload})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if h.sub.OnError == "block" {
+				s.log.Warn("blocking hook failed; failing closed", "capability", h.cap.Name(), "error", err)
+				return nil, &HookBlockedError{Capability: h.cap.Name(), Tool: t.name, Reason: fmt.Sprintf("hook failed and its on_error is block: %v", err)}
+			}
+			s.log.Warn("hook failed; continuing (on_error: warn)", "capability", h.cap.Name(), "error", err)
+			continue
+		}
+		switch res.Decision {
+		case yep.DecisionBlock:
+			reason := res.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return nil, &HookBlockedError{Capability: h.cap.Name(), Tool: t.name, Reason: reason}
+		case yep.DecisionMutate:
+			if len(res.Args) > 0 {
+				args = res.Args
+			}
+		}
+	}
+	return args, nil
+}
+
+func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, res yep.ToolResult) yep.ToolResult {
+	for _, h := range s.subscriptions(yep.HookPostToolUse, t.name) {
+		r := res
+		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args, Result: &r})
+		dec, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload})
+		if err != nil {
+			if h.sub.OnError == "block" {
+				s.log.Warn("blocking post hook failed; withholding the result", "capability", h.cap.Name(), "error", err)
+				return yep.ToolResult{IsError: true, Output: fmt.Sprintf("result withheld: post_tool_use hook of %s failed and its on_error is block: %v", h.cap.Name(), err)}
+			}
+			s.log.Warn("post hook failed; continuing (on_error: warn)", "capability", h.cap.Name(), "error", err)
+			continue
+		}
+		switch dec.Decision {
+		case yep.DecisionMutate:
+			if dec.Result != nil {
+				res = *dec.Result
+			}
+		case yep.DecisionBlock:
+			reason := dec.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return yep.ToolResult{IsError: true, Output: fmt.Sprintf("result withheld by %s: %s", h.cap.Name(), reason)}
+		}
+	}
+	return res
+}
+
+// BeginTurn starts a turn: pending activations take effect, and turn.started
+// is traced. It returns the turn number.
+func (s *Session) BeginTurn(ctx context.Context) int {
+	s.mu.Lock()
+	pending := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	var stop []*Extension
+	for _, a := range pending {
+		s.mu.Lock()
+		i := slices.IndexFunc(s.caps, func(c Capability) bool { return c == a.ext })
+		switch {
+		case a.enable && i < 0:
+			s.caps = append(s.caps, a.ext)
+			s.exts[a.ext.ExtName()] = a.ext
+		case !a.enable && i >= 0:
+			s.caps = slices.Delete(s.caps, i, i+1)
+			delete(s.exts, a.ext.ExtName())
+			stop = append(stop, a.ext)
+		}
+		s.mu.Unlock()
+		if a.enable && a.ext.Eager() {
+			if err := a.ext.Start(ctx); err != nil {
+				s.log.Warn("activated extension did not start", "extension", a.ext.ExtName(), "error", err)
+			}
+		}
+	}
+	for _, e := range stop {
+		e.Close()
+	}
+	s.mu.Lock()
+	if len(pending) > 0 {
+		s.rebuild()
+	}
+	s.turn++
+	turn := s.turn
+	s.mu.Unlock()
+	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnStarted, TurnID: fmt.Sprint(turn)})
+	return turn
+}
+
+// EndTurn traces turn.completed.
+func (s *Session) EndTurn() {
+	s.mu.Lock()
+	turn := s.turn
+	s.mu.Unlock()
+	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnCompleted, TurnID: fmt.Sprint(turn)})
+}
+
+// Activate enables an extension on the live session; it takes effect at
+// the next turn boundary.
+func (s *Session) Activate(g Grant) {
+	e := s.newExtension(g)
+	s.mu.Lock()
+	s.pending = append(s.pending, activation{ext: e, enable: true})
+	s.mu.Unlock()
+}
+
+// Deactivate disables an extension on the live session at the next turn
+// boundary. It reports whether the extension is in the session.
+func (s *Session) Deactivate(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.exts[name]
+	if ok {
+		s.pending = append(s.pending, activation{ext: e, enable: false})
+	}
+	return ok
+}
+
+// Reload restarts one extension's server in place, within its approved
+// grant.
+func (s *Session) Reload(ctx context.Context, name string) error {
+	e, ok := s.Extension(name)
+	if !ok {
+		return fmt.Errorf("no extension %q in this session", name)
+	}
+	return e.Reload(ctx)
+}
+
+// EnvironmentContextTag wraps extension prompt contributions at the end of
+// the system prompt.
+const EnvironmentContextTag = "environment_context"
+
+// SystemPrompt returns base followed by the trailing environment-context
+// segment holding every capability's contribution for the current turn.
+// Everything before the segment is byte-identical across turns, so provider
+// prompt caches keep hitting while dynamic contributions change.
+func (s *Session) SystemPrompt(ctx context.Context, base string) string {
+	s.mu.Lock()
+	caps := slices.Clone(s.caps)
+	turn := s.turn
+	s.mu.Unlock()
+	parts := make([]string, len(caps))
+	var wg sync.WaitGroup
+	for i, c := range caps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, err := c.Prompt(ctx, turn)
+			if err != nil {
+				s.log.Warn("prompt contribution failed", "capability", c.Name(), "error", err)
+				return
+			}
+			parts[i] = strings.TrimSpace(text)
+		}()
+	}
+	wg.Wait()
+	var b strings.Builder
+	b.WriteString(base)
+	var seg strings.Builder
+	for i, p := range parts {
+		if p == "" {
+			continue
+		}
+		fmt.Fprintf(&seg, "<capability name=%q>\n%s\n</capability>\n", caps[i].Name(), p)
+	}
+	if seg.Len() > 0 {
+		fmt.Fprintf(&b, "\n\n<%s>\n%s</%s>", EnvironmentContextTag, seg.String(), EnvironmentContextTag)
+	}
+	return b.String()
+}
+
+// A CommandInfo is one slash command of the session.
+type CommandInfo struct {
+	// Name is what the user types after "/": built-ins by their own name,
+	// extension commands as "<ext>:<name>".
+	Name        string
+	Description string
+	Capability  string
+}
+
+// Commands lists the session's slash commands.
+func (s *Session) Commands() []CommandInfo {
+	s.mu.Lock()
+	caps := slices.Clone(s.caps)
+	s.mu.Unlock()
+	var out []CommandInfo
+	for _, c := range caps {
+		prefix := ""
+		if e, ok := c.(*Extension); ok {
+			prefix = e.ExtName() + ":"
+		}
+		for _, cmd := range c.Commands() {
+			out = append(out, CommandInfo{Name: prefix + cmd.Name, Description: cmd.Description, Capability: c.Name()})
+		}
+	}
+	return out
+}
+
+// ExecuteCommand runs "<ext>:<name>" (or a built-in command by name).
+func (s *Session) ExecuteCommand(ctx context.Context, name, args string) (yep.CommandExecuteResult, error) {
+	extName, cmd, qualified := strings.Cut(name, ":")
+	s.mu.Lock()
+	caps := slices.Clone(s.caps)
+	s.mu.Unlock()
+	for _, c := range caps {
+		e, isExt := c.(*Extension)
+		switch {
+		case qualified && isExt && e.ExtName() == extName:
+			return e.ExecuteCommand(ctx, cmd, args)
+		case !qualified && !isExt && slices.ContainsFunc(c.Commands(), func(g CommandGrant) bool { return g.Name == name }):
+			return c.ExecuteCommand(ctx, name, args)
+		}
+	}
+	return yep.CommandExecuteResult{}, fmt.Errorf("no command %q in this session", name)
+}
+
+// SetWorkspace repoints the workspace for every extension.
+func (s *Session) SetWorkspace(root string) {
+	s.mu.Lock()
+	s.opts.WorkspaceRoot = root
+	exts := s.extensions()
+	s.mu.Unlock()
+	for _, e := range exts {
+		e.SetWorkspace(root)
+	}
+}
+
+// extensions lists the session's extensions. Called with s.mu held.
+func (s *Session) extensions() []*Extension {
+	var out []*Extension
+	for _, c := range s.caps {
+		if e, ok := c.(*Extension); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Trace forwards one lifecycle event to every trace-declaring extension. It
+// never blocks: each extension has a bounded queue that drops when full.
+// High-frequency streaming deltas must not be passed here.
+func (s *Session) Trace(ev yep.TraceEventParams) {
+	if ev.SessionID == "" {
+		ev.SessionID = s.opts.SessionID
+	}
+	if ev.Timestamp == "" {
+		ev.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	s.mu.Lock()
+	exts := s.extensions()
+	s.mu.Unlock()
+	for _, e := range exts {
+		e.Trace(ev)
+	}
+}
+
+// Stats returns the attribution counters of every extension.
+func (s *Session) Stats() []Stats {
+	s.mu.Lock()
+	exts := s.extensions()
+	s.mu.Unlock()
+	out := make([]Stats, len(exts))
+	for i, e := range exts {
+		out[i] = e.Stats()
+	}
+	return out
+}
+
+// Close stops every extension (graceful, then killed after the grace) and
+// waits for them. It is idempotent.
+func (s *Session) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	exts := s.extensions()
+	for _, a := range s.pending {
+		if a.enable {
+			exts = append(exts, a.ext)
+		}
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	s.Trace(yep.TraceEventParams{Type: yep.TraceSessionCompleted})
+	var wg sync.WaitGroup
+	for _, e := range exts {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.Close() }()
+	}
+	wg.Wait()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+const toolSearchName = "tool_search"
+
+var toolSearchDef = ToolDef{
+	Name:        toolSearchName,
+	Description: "Search the deferred tools by name or description and return their full definitions, so they can be called.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"words to match against tool names and descriptions"}},"required":["query"]}`),
+	NeverDefer:  true,
+}
+
+// toolSearch is the built-in that reaches deferred tools.
+type toolSearch struct{ s *Session }
+
+func (toolSearch) Name() string { return "builtin:tool_search" }
+
+func (t toolSearch) CallTool(ctx context.Context, call ToolCall, _ func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
+	var in struct{ Query string }
+	_ = json.Unmarshal(call.Args, &in)
+	words := strings.Fields(strings.ToLower(in.Query))
+	var found []map[string]any
+	for _, ti := range t.s.Tools() {
+		if !ti.Deferred {
+			continue
+		}
+		hay := strings.ToLower(ti.Name + " " + ti.Def.Description)
+		match := len(words) == 0
+		for _, w := range words {
+			if strings.Contains(hay, w) {
+				match = true
+			}
+		}
+		if match {
+			found = append(found, map[string]any{"name": ti.Name, "description": ti.Def.Description, "input_schema": ti.Def.InputSchema})
+		}
+	}
+	if len(found) == 0 {
+		return yep.ToolResult{Output: "no deferred tool matches " + fmt.Sprintf("%q", in.Query)}, nil
+	}
+	b, _ := json.MarshalIndent(found, "", "  ")
+	return yep.ToolResult{Output: string(b)}, nil
+}
+
+func (toolSearch) Tools() []ToolDef { return []ToolDef{toolSearchDef} }
+func (toolSearch) Prompt(context.Context, int) (string, error) {
+	return "", nil
+}
+func (toolSearch) Hooks() []HookGrant { return nil }
+func (toolSearch) FireHook(context.Context, HookGrant, yep.HookFireParams) (yep.HookFireResult, error) {
+	return yep.HookFireResult{Decision: yep.DecisionAllow}, nil
+}
+func (toolSearch) Commands() []CommandGrant { return nil }
+func (toolSearch) ExecuteCommand(context.Context, string, string) (yep.CommandExecuteResult, error) {
+	return yep.CommandExecuteResult{}, yep.ErrMethodNotFound
+}
+func (toolSearch) MCPServers() []yep.MCPServerDecl { return nil }
+func (toolSearch) Skills() []string                { return nil }
+func (toolSearch) ConfigSchema() json.RawMessage   { return nil }
