@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -409,4 +410,29 @@ func TestFetchCommitByIDWhenServerAllows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFetchConcurrent runs fetches side by side into one parent directory:
+// there is no shared state between calls and staging names never clash.
+func TestFetchConcurrent(t *testing.T) {
+	f := newFixture(t)
+	url := f.serveHTTP(t)
+	parent := t.TempDir()
+	revs := []string{"main", "dev", "v1", "v2"}
+	errs := make(chan error, len(revs))
+	for i, rev := range revs {
+		go func() {
+			_, err := Fetch(context.Background(), url, rev, filepath.Join(parent, "ext"+strconv.Itoa(i)), testOpts)
+			errs <- err
+		}()
+	}
+	for range revs {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(parent, "ext1", "DEV")); err != nil {
+		t.Errorf("dev export: %v", err)
+	}
+	assertNoStaging(t, parent)
 }
