@@ -27,7 +27,10 @@
 //     "..", "/", a backslash, a colon, NUL or another control byte, Windows
 //     device names, and names that collide after case folding are refused.
 //   - File count and total size are capped ([Options.MaxFiles],
-//     [Options.MaxTotalBytes]).
+//     [Options.MaxTotalBytes]), and so is the object store while fetching
+//     ([Options.MaxFetchBytes]).
+//   - Remote reference names never become local file names: everything
+//     fetched lands under refs/yolop/ names chosen here.
 //   - Everything is written under a ".tmp-*" directory beside the destination
 //     and renamed into place only on success; on any error nothing is left
 //     behind and an existing empty destination is left as it was.
