@@ -1,0 +1,113 @@
+// Package hostgrant turns an approved package manifest into the [host.Grant]
+// the runtime clamps a capability server against.
+//
+// It lives apart from package packaging so that the registries, which need
+// only the manifest and the store, do not import the host runtime.
+package hostgrant
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"yolop.dev/core"
+	"yolop.dev/core/host"
+	"yolop.dev/packaging"
+)
+
+// FromManifest builds the static part of a Grant from a loaded (and, for an
+// installed package, verified) manifest: identity, server spec with the
+// package directory, tools, hooks, MCP servers, prompt, commands, skill
+// directories, opt-ins and config schema. Config is left nil: the caller
+// fills it with the validated, non-secret capability config, and adds the
+// env of `env`/`secret` config fields to Server.Env.
+//
+// A manifest without a yolop facet, or without a capability server, has
+// nothing to run and is an error naming the extension.
+func FromManifest(m *packaging.Manifest) (host.Grant, error) {
+	f := m.Yolop
+	if f == nil {
+		return host.Grant{}, fmt.Errorf("extension %s: manifest %s has no yolop facet; it contributes no capability server", m.Name, m.File)
+	}
+	if f.CapabilityServer == nil {
+		return host.Grant{}, fmt.Errorf("extension %s: manifest %s declares no capabilityServer", m.Name, m.File)
+	}
+	g := host.Grant{
+		Name:            m.Name,
+		Version:         m.Version,
+		ProtocolVersion: f.ProtocolVersion,
+		Server: core.ServerSpec{
+			Name:       m.Name,
+			Command:    f.CapabilityServer.Command,
+			Args:       slices.Clone(f.CapabilityServer.Args),
+			Env:        cloneMap(f.CapabilityServer.Env),
+			PackageDir: m.Dir,
+		},
+		Status:       f.Status,
+		UIAsk:        f.UIAsk,
+		Trace:        f.Trace,
+		ConfigSchema: slices.Clone(f.ConfigSchema),
+	}
+	for _, t := range f.Tools {
+		g.Tools = append(g.Tools, host.ToolGrant{
+			Name: t.Name, Description: t.Description, InputSchema: slices.Clone(t.InputSchema),
+			NeverDefer: t.NeverDefer, Streaming: t.Streaming, Approval: t.Approval, Risk: t.Risk, Narration: t.Narration,
+		})
+	}
+	for _, h := range f.Hooks {
+		g.Hooks = append(g.Hooks, host.HookGrant{Event: h.Event, Matcher: h.Matcher, TimeoutMS: h.TimeoutMS, OnError: h.OnError})
+	}
+	for _, s := range f.MCPServers {
+		g.MCPServers = append(g.MCPServers, host.MCPServerGrant{Name: s.Name, Type: s.Type, Command: s.Command, Args: slices.Clone(s.Args), URL: s.URL})
+	}
+	if p := f.Prompt; p != nil {
+		g.Prompt = &host.PromptGrant{Text: p.Text, Dynamic: p.Dynamic, MaxBytes: p.MaxBytes}
+	}
+	for _, c := range f.Commands {
+		g.Commands = append(g.Commands, host.CommandGrant{Name: c.Name, Description: c.Description})
+	}
+	if f.Skills {
+		dirs, err := skillDirs(m.Dir)
+		if err != nil {
+			return host.Grant{}, fmt.Errorf("extension %s: %w", m.Name, err)
+		}
+		g.Skills = dirs
+	}
+	return g, nil
+}
+
+// skillDirs lists <dir>/skills/*/ that hold a SKILL.md, sorted.
+func skillDirs(dir string) ([]string, error) {
+	root := filepath.Join(dir, "skills")
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading skills directory %s: %w", root, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		if fi, err := os.Stat(filepath.Join(p, "SKILL.md")); err == nil && fi.Mode().IsRegular() {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

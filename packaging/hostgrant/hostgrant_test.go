@@ -1,0 +1,81 @@
+package hostgrant
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+	"yolop.dev/core/host"
+	"yolop.dev/packaging"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestFromManifest(t *testing.T) {
+	m, err := packaging.Load("../testdata/cargo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := FromManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Name != "echo" || g.Version != "0.2.0" || g.ProtocolVersion != "1.0" || !g.Status || g.UIAsk || g.Trace {
+		t.Errorf("identity/opt-ins = %+v", g)
+	}
+	if g.Server.Command != "yolop-extension-echo" || g.Server.PackageDir != m.Dir || g.Server.Name != "echo" ||
+		len(g.Server.Args) != 1 || g.Server.Args[0] != "--stdio" {
+		t.Errorf("server = %+v", g.Server)
+	}
+	if d := cmp.Diff([]host.HookGrant{{Event: "pre_tool_use", Matcher: "*", TimeoutMS: 500, OnError: "block"}}, g.Hooks); d != "" {
+		t.Errorf("hooks (-want +got):\n%s", d)
+	}
+	if len(g.Tools) != 1 || g.Tools[0].Name != "echo" || g.Tools[0].Description != "Echo the text back." || !strings.Contains(string(g.Tools[0].InputSchema), `"text"`) {
+		t.Errorf("tools = %+v", g.Tools)
+	}
+	if !strings.Contains(string(g.ConfigSchema), "ECHO_TOKEN") || g.Config != nil {
+		t.Errorf("config schema %s / config %s", g.ConfigSchema, g.Config)
+	}
+}
+
+func TestFromManifestPromptAndSkills(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(`{"name":"s","version":"1","yolop":{"protocol_version":"1.0",
+		"capabilityServer":{"command":"srv"},"prompt":{"text":"hi","dynamic":true,"max_bytes":100},"skills":true,
+		"commands":[{"name":"go","description":"Go."}],"mcpServers":[{"name":"m","type":"http","url":"http://127.0.0.1:*/mcp"}]}}`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "skills", "one"), 0o755)
+	os.WriteFile(filepath.Join(dir, "skills", "one", "SKILL.md"), []byte("# one"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "skills", "empty"), 0o755)
+	m, err := packaging.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := FromManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(&host.PromptGrant{Text: "hi", Dynamic: true, MaxBytes: 100}, g.Prompt); d != "" {
+		t.Errorf("prompt (-want +got):\n%s", d)
+	}
+	if len(g.Skills) != 1 || g.Skills[0] != filepath.Join(m.Dir, "skills", "one") {
+		t.Errorf("skills = %q", g.Skills)
+	}
+	if len(g.Commands) != 1 || g.Commands[0].Name != "go" || len(g.MCPServers) != 1 || g.MCPServers[0].URL != "http://127.0.0.1:*/mcp" {
+		t.Errorf("commands %+v mcp %+v", g.Commands, g.MCPServers)
+	}
+}
+
+func TestFromManifestNeedsAServer(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(`{"name":"plain","version":"1"}`), 0o644)
+	m, err := packaging.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FromManifest(m); err == nil || !strings.Contains(err.Error(), "extension plain") {
+		t.Errorf("want an error naming the extension, got %v", err)
+	}
+}
