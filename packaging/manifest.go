@@ -276,6 +276,13 @@ func readCapped(root, path string, max int64) ([]byte, error) {
 		if !inside(root, real) {
 			return nil, fmt.Errorf("%w: %s is a symlink to %s", ErrEscapesPackage, path, real)
 		}
+		if fi, err = os.Stat(real); err != nil {
+			return nil, err
+		}
+	}
+	// Check before opening: opening a FIFO would block.
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {

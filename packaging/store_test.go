@@ -236,6 +236,12 @@ func TestPathSourceIsExemptButFlagged(t *testing.T) {
 	if len(list) != 1 || !list[0].PathSource || list[0].Warning != "" {
 		t.Errorf("List = %+v", list)
 	}
+	if err := s.Remove(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "plugin.json")); err != nil {
+		t.Errorf("removing a path source touched the author's directory: %v", err)
+	}
 }
 
 func TestListSkipsMalformedPackages(t *testing.T) {
