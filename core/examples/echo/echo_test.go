@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"yolop.dev/core/examples/echo/echoext"
 
 	"yolop.dev/core/internal/leakcheck"
 	"yolop.dev/core/internal/testservers"
@@ -177,7 +178,7 @@ func TestEchoServer(t *testing.T) {
 		}
 		var prompt yep.PromptDecl
 		mustDecode(t, res.CapabilityParams, yep.CapPrompt, &prompt)
-		if prompt.Static != m.Yolop.Prompt || prompt.Static != Prompt || prompt.Dynamic {
+		if prompt.Static != m.Yolop.Prompt || prompt.Static != echoext.Prompt || prompt.Dynamic {
 			t.Errorf("prompt = %+v, manifest %q", prompt, m.Yolop.Prompt)
 		}
 		var hooks []yep.HookSubscription
