@@ -127,10 +127,11 @@ func (g *generator) special(t reflect.Type) (obj, bool, error) {
 				return nil, true, err
 			}
 			if tp.List {
-				props[tp.Token] = obj{"type": "array", "items": ref}
+				ref = obj{"type": "array", "items": ref}
 			} else {
-				props[tp.Token] = ref
+				ref = clone(ref)
 			}
+			props[tp.Token] = g.describe(ref, tp.Doc)
 		}
 		d := joinDoc(g.in.Source.TypeDocs["CapabilityParams"], "The tokens listed under properties have a fixed shape whichever peer sends them; any other token's params are carried verbatim.")
 		return g.describe(obj{"type": "object", "properties": props}, d), true, nil
@@ -345,6 +346,18 @@ func (g *generator) fields(t reflect.Type, typeName string, props obj, required 
 			s["enum"] = e.Values
 		}
 		doc := g.in.Source.FieldDocs[typeName+"."+f.Name]
+		if rest, ok := strings.CutPrefix(doc, f.Name+" "); ok {
+			// Speak of the wire name, not the Go one.
+			doc = name + " " + rest
+		}
+		if doc == "" {
+			doc = FallbackDocs[key]
+			if doc != "" {
+				g.used["doc:"+key] = true
+			}
+		} else if _, ok := FallbackDocs[key]; ok {
+			g.used["doc:"+key] = true
+		}
 		if known, ok := Known[key]; ok {
 			g.used["known:"+key] = true
 			doc = joinDoc(doc, "Open vocabulary; values defined in this version: "+strings.Join(known, ", ")+".")
@@ -383,6 +396,11 @@ func (g *generator) checkTablesUsed() error {
 	for k := range RawAs {
 		if !g.used["raw:"+k] {
 			missing = append(missing, "RawAs["+k+"]")
+		}
+	}
+	for k := range FallbackDocs {
+		if !g.used["doc:"+k] {
+			missing = append(missing, "FallbackDocs["+k+"]")
 		}
 	}
 	if len(missing) > 0 {

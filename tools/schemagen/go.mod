@@ -6,7 +6,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/goleak v1.3.0
-	golang.org/x/tools v0.6.0
+	golang.org/x/tools v0.52.0
 	yolop.dev/core v0.0.0
 )
 

@@ -79,17 +79,18 @@ type TokenParams struct {
 	Type  reflect.Type
 	// List says the params are an array of Type.
 	List bool
+	Doc  string
 }
 
 // CapabilityParamShapes lists the capability tokens whose params have a
 // fixed shape (see yep.InitializeResult.CapabilityParams). The shape is the
 // same whichever peer sends the token.
 var CapabilityParamShapes = []TokenParams{
-	{yep.CapTools, reflect.TypeFor[yep.ToolDecl](), true},
-	{yep.CapPrompt, reflect.TypeFor[yep.PromptDecl](), false},
-	{yep.CapHooks, reflect.TypeFor[yep.HookSubscription](), true},
-	{yep.CapMCPServers, reflect.TypeFor[yep.MCPServerDecl](), true},
-	{yep.CapCommands, reflect.TypeFor[yep.CommandDecl](), true},
+	{yep.CapTools, reflect.TypeFor[yep.ToolDecl](), true, "The tools the server serves, a subset of the manifest's."},
+	{yep.CapPrompt, reflect.TypeFor[yep.PromptDecl](), false, "The server's system-prompt contribution."},
+	{yep.CapHooks, reflect.TypeFor[yep.HookSubscription](), true, "The server's hook subscriptions, a subset of the manifest's."},
+	{yep.CapMCPServers, reflect.TypeFor[yep.MCPServerDecl](), true, "The MCP servers the extension provides, clamped by name and transport shape."},
+	{yep.CapCommands, reflect.TypeFor[yep.CommandDecl](), true, "The slash commands the server answers."},
 }
 
 // An ErrorCode names one error code for meta.json.
@@ -112,4 +113,63 @@ var ErrorCodes = []ErrorCode{
 	{"not_initialized", "CodeNotInitialized", yep.CodeNotInitialized},
 	{"not_permitted", "CodeNotPermitted", yep.CodeNotPermitted},
 	{"cancelled", "CodeCancelled", yep.CodeCancelled},
+}
+
+// FallbackDocs describes fields, as "Type.json_name", whose Go field has no
+// doc comment in core/yep. A doc comment in core/yep always wins; move a
+// line from here into core/yep when touching its type.
+var FallbackDocs = map[string]string{
+	"InitializeResult.protocol_version":     "The server's version, MAJOR.MINOR; the major must equal the host's.",
+	"InitializeResult.name":                 "The server's name, for logs and /extensions list.",
+	"InitializeResult.version":              "The server's own version, for logs.",
+	"ToolDecl.name":                         "A tool the server serves; it must be approved by the manifest.",
+	"MCPServerDecl.name":                    "The MCP server's name, clamped against the manifest.",
+	"MCPServerDecl.command":                 "The command of a stdio server.",
+	"MCPServerDecl.args":                    "The arguments of a stdio server.",
+	"MCPServerDecl.env":                     "Extra environment of a stdio server.",
+	"MCPServerDecl.url":                     "The endpoint of an http server.",
+	"CommandDecl.name":                      "The slash command's name, without the slash.",
+	"CommandDecl.description":               "One line shown in the command list.",
+	"ToolCallParams.tool_call_id":           "The host's id of this tool call, for narration and logs; not the JSON-RPC id.",
+	"ToolCallParams.name":                   "The tool to run: one the server declared in the handshake.",
+	"ToolCallParams.args":                   "The tool's arguments, any JSON, validated by the host against the manifest's input schema.",
+	"ToolCallParams.session_id":             "The session the call belongs to.",
+	"ToolUpdateParams.request_id":           "The JSON-RPC id of the tool/call request this update belongs to, exactly as received.",
+	"ToolUpdateParams.tool_call_id":         "The tool_call_id of the call, when known.",
+	"ToolUpdateParams.data":                 "Optional structured progress data.",
+	"Progress.current":                      "Units done so far.",
+	"Progress.total":                        "Units in all; 0 when unknown.",
+	"Progress.message":                      "A short progress message.",
+	"CancelParams.id":                       "The id of the request to abort, in the canceller's own id space.",
+	"CancelResult.cancelled":                "True when the request was in flight and is now aborted; false (benign) when it was unknown or already answered.",
+	"PromptContributionParams.turn":         "The turn number, from 1.",
+	"PromptContributionResult.text":         "The text to add to this turn's system prompt; empty adds nothing.",
+	"HookPayload.tool_call_id":              "The host's id of the tool call the hook concerns.",
+	"HookPayload.args":                      "The call's arguments.",
+	"HookPayload.result":                    "The call's result (post_tool_use only).",
+	"PromptContributionParams.session_id":   "The session the turn belongs to.",
+	"TraceEventParams.session_id":           "The session the event belongs to.",
+	"TraceEventParams.turn_id":              "The turn the event belongs to.",
+	"TraceEventParams.data":                 "The event's data, carried verbatim.",
+	"TraceEventParams.span_id":              "The id of this event's span.",
+	"TraceEventParams.parent_id":            "The id of the parent span.",
+	"ConfigChangedParams.config":            "The new validated, non-secret config, shaped like initialize's config.",
+	"ConfigChangedResult.status":            "ok (applied; the default) or restart-required.",
+	"WorkspaceChangedParams.workspace_root": "The new active workspace directory.",
+	"UIAskParams.prompt":                    "The question shown to the user.",
+	"UIAskParams.placeholder":               "Hint text shown in an empty input.",
+	"UIAskResult.answer":                    "The user's answer; empty when cancelled.",
+	"UIAskResult.cancelled":                 "True when the user dismissed the question.",
+	"StatusChangedParams.text":              "The status text; empty clears it.",
+	"LogParams.level":                       "The record's level.",
+	"LogParams.message":                     "The log message.",
+	"LogParams.fields":                      "Extra structured key/values, an object.",
+	"CommandExecuteParams.name":             "The command to run: one the server declared.",
+	"CommandExecuteParams.arguments":        "The rest of the command line, unparsed.",
+	"CommandExecuteResult.success":          "Whether the command succeeded.",
+	"CommandExecuteResult.message":          "A message shown to the user.",
+	"Error.code":                            "An integer, JSON-RPC conventions; 0 (the default) means unclassified.",
+	"Error.message":                         "What went wrong, for people.",
+	"Error.retryable":                       "A hint that the same request may succeed later.",
+	"Error.data":                            "Any structured detail.",
 }
