@@ -66,7 +66,7 @@ func WriteCrate(w io.Writer, name, version, srcDir string) error {
 		return fmt.Errorf("packing %s %s from %s: %w", name, version, srcDir, err)
 	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
-	gz, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	gz, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	if err != nil {
 		return err
 	}

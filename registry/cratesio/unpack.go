@@ -176,9 +176,15 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 			return fmt.Errorf("%w: not a gzip stream: %v", ErrUnsafeArchive, err)
 		}
 		defer gz.Close()
-		stream = gz
+		ar := newAsyncReader(gz, 1<<20, 4)
+		defer ar.Close()
+		stream = ar
 	}
 	cr := &capReader{r: stream, limit: total}
+	pool := newWritePool(4)
+	dirs := &dirCache{root: root, roots: map[string]*os.Root{}, pool: pool}
+	defer dirs.close()
+	defer pool.wait() // runs first: no worker still uses a root or the tree
 	tr := tar.NewReader(cr)
 	fold := cases.Fold()
 	seen := map[string]seenEntry{}
@@ -266,7 +272,7 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 		}
 		if isDir {
 			seen[k] = seenEntry{name: rel, kind: kindDir}
-			if err := root.MkdirAll(rel, 0o755); err != nil {
+			if _, err := dirs.get(rel); err != nil {
 				return fmt.Errorf("creating directory %s: %w", rel, err)
 			}
 			continue
@@ -275,13 +281,23 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 		if hdr.Size > maxFile {
 			return fmt.Errorf("%w: entry %q is %d bytes, over the %d-byte per-file limit", ErrTooLarge, rel, hdr.Size, maxFile)
 		}
-		if dir := path.Dir(rel); dir != "." {
-			if err := root.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("creating directory %s: %w", dir, err)
-			}
+		parentRoot, err := dirs.get(path.Dir(rel))
+		if err != nil {
+			return fmt.Errorf("creating directory %s: %w", path.Dir(rel), err)
 		}
 		perm := fs.FileMode(hdr.Mode)&0o777 | 0o400
-		f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if hdr.Size <= poolFileMax {
+			// Small file: read it here, create and write it on a worker.
+			data := make([]byte, hdr.Size)
+			if _, err := io.ReadFull(tr, data); err != nil {
+				return wrapStreamErr(err)
+			}
+			if err := pool.submit(writeJob{root: parentRoot, name: path.Base(rel), rel: rel, perm: perm, data: data}); err != nil {
+				return err
+			}
+			continue
+		}
+		f, err := parentRoot.OpenFile(path.Base(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err != nil {
 			return fmt.Errorf("creating %s: %w", rel, err)
 		}
@@ -297,12 +313,59 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 			return wrapStreamErr(err)
 		}
 	}
+	if err := pool.wait(); err != nil {
+		return err
+	}
 	// Read to the end of the gzip stream: this checks the CRC and rejects
 	// trailing data after the gzip member (cargo's flate2 would ignore it).
 	if _, err := io.CopyBuffer(io.Discard, cr, buf); err != nil {
 		return wrapStreamErr(err)
 	}
 	return nil
+}
+
+// dirCache creates directories once and keeps an [os.Root] open on each,
+// so a file is created with one openat relative to its directory instead
+// of a walk from the top. Every root is still confined to the tree.
+type dirCache struct {
+	root  *os.Root
+	roots map[string]*os.Root
+	pool  *writePool
+}
+
+const maxCachedDirs = 256
+
+func (d *dirCache) get(dir string) (*os.Root, error) {
+	if dir == "." || dir == "" {
+		return d.root, nil
+	}
+	if r, ok := d.roots[dir]; ok {
+		return r, nil
+	}
+	if err := d.root.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	r, err := d.root.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.roots) >= maxCachedDirs {
+		// Workers may hold these roots: let them finish first.
+		if err := d.pool.wait(); err != nil {
+			r.Close()
+			return nil, err
+		}
+		d.close()
+	}
+	d.roots[dir] = r
+	return r, nil
+}
+
+func (d *dirCache) close() {
+	for k, r := range d.roots {
+		r.Close()
+		delete(d.roots, k)
+	}
 }
 
 func wrapStreamErr(err error) error {

@@ -1,0 +1,144 @@
+package cratesio
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchCrate writes a crate of about totalBytes uncompressed in nFiles
+// text-like files (so gzip has real work to do) and returns its path.
+func benchCrate(b *testing.B, nFiles, totalBytes int) string {
+	b.Helper()
+	src := b.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields("fn let mut impl struct enum match self return where use pub crate mod trait async await Some None Ok Err String Vec Option Result")
+	per := totalBytes / nFiles
+	for i := range nFiles {
+		var sb strings.Builder
+		n := per/2 + rng.IntN(per)
+		for sb.Len() < n {
+			sb.WriteString(words[rng.IntN(len(words))])
+			if rng.IntN(8) == 0 {
+				fmt.Fprintf(&sb, "_%d\n", rng.IntN(1_000_000))
+			} else {
+				sb.WriteByte(' ')
+			}
+		}
+		p := filepath.Join(src, fmt.Sprintf("src/m%02d/f%05d.rs", i%50, i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteCrate(&buf, "big", "1.0.0", src); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "big-1.0.0.crate")
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkUnpack extracts a ~64 MB, 3,000-file crate with Unpack and with
+// GNU `tar -xzf` in the same run, and reports MB/s for ours and the time
+// ratio ours/tar (below 1.0 means faster than tar).
+func BenchmarkUnpack(b *testing.B) {
+	tarBin, err := exec.LookPath("tar")
+	if err != nil {
+		b.Skip("GNU tar is not installed")
+	}
+	crate := benchCrate(b, 3000, 64<<20)
+	fi, _ := os.Stat(crate)
+	work := b.TempDir()
+	var ours, theirs time.Duration
+	var unpacked int64
+	i := 0
+	for b.Loop() {
+		i++
+		dest := filepath.Join(work, fmt.Sprintf("ours-%d", i))
+		f, err := os.Open(crate)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		err = Unpack(f, fi.Size(), dest, UnpackOptions{Prefix: "big-1.0.0/"})
+		ours += time.Since(start)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if unpacked == 0 {
+			unpacked = treeSize(b, dest)
+		}
+		tdest := filepath.Join(work, fmt.Sprintf("tar-%d", i))
+		os.Mkdir(tdest, 0o755)
+		start = time.Now()
+		out, err := exec.Command(tarBin, "-xzf", crate, "-C", tdest).CombinedOutput()
+		theirs += time.Since(start)
+		if err != nil {
+			b.Fatalf("tar: %v: %s", err, out)
+		}
+		b.StopTimer()
+		os.RemoveAll(dest)
+		os.RemoveAll(tdest)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(unpacked)/1e6/(ours.Seconds()/float64(i)), "MB/s")
+	b.ReportMetric(float64(unpacked)/1e6/(theirs.Seconds()/float64(i)), "tar-MB/s")
+	b.ReportMetric(ours.Seconds()/theirs.Seconds(), "ours/tar")
+	b.ReportMetric(float64(fi.Size())/1e6, "crate-MB")
+}
+
+func treeSize(b *testing.B, dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// BenchmarkResolveWarm resolves a crate against a loopback registry with a
+// warm cache, a fresh Client per iteration (so config.json is revalidated
+// too). Every request must be answered 304: bodies/op reports how many
+// responses carried a body and must be 0.
+func BenchmarkResolveWarm(b *testing.B) {
+	indexDir := b.TempDir()
+	for i := range 50 {
+		publishCrate(b, indexDir, "yolop-extension-echo", fmt.Sprintf("0.1.%d", i), map[string]string{"plugin.json": "{}"})
+	}
+	ch := &countingHandler{h: ServeIndex(indexDir)}
+	reg, _ := serve(b, ch)
+	opts := Options{Registry: reg, CacheDir: b.TempDir()}
+	ctx := context.Background()
+	if _, err := NewClient(opts).Resolve(ctx, "yolop-extension-echo", "^0.1", ""); err != nil {
+		b.Fatal(err)
+	}
+	ch.bodies.Store(0)
+	ch.requests.Store(0)
+	n := 0
+	for b.Loop() {
+		n++
+		rel, err := NewClient(opts).Resolve(ctx, "yolop-extension-echo", "^0.1", "")
+		if err != nil || rel.Version != "0.1.49" {
+			b.Fatal(rel.Version, err)
+		}
+	}
+	b.ReportMetric(float64(ch.bodies.Load())/float64(n), "bodies/op")
+	b.ReportMetric(float64(ch.requests.Load())/float64(n), "requests/op")
+	if ch.bodies.Load() != 0 {
+		b.Fatalf("a warm resolve downloaded %d bodies", ch.bodies.Load())
+	}
+}
