@@ -34,7 +34,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 func main() {
@@ -133,7 +133,7 @@ func Write(root string, files map[string][]byte) error {
 var ErrStale = errors.New("generated file is stale")
 
 // Check compares files with what is on disk under root. The error names
-// every stale or missing file, with a line diff (-committed +generated),
+// every stale or missing file, with a unified diff (committed → generated),
 // and says how to regenerate.
 func Check(root string, files map[string][]byte) error {
 	var msgs []string
@@ -147,14 +147,23 @@ func Check(root string, files map[string][]byte) error {
 			return fmt.Errorf("reading %s: %w", path, err)
 		}
 		if !bytes.Equal(got, files[path]) {
-			diff := cmp.Diff(strings.Split(string(got), "\n"), strings.Split(string(files[path]), "\n"))
-			msgs = append(msgs, fmt.Sprintf("%s is stale (-committed +generated):\n%s", path, diff))
+			diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+				A:        difflib.SplitLines(string(got)),
+				B:        difflib.SplitLines(string(files[path])),
+				FromFile: path + " (committed)",
+				ToFile:   path + " (generated)",
+				Context:  2,
+			})
+			if err != nil {
+				return fmt.Errorf("diffing %s: %w", path, err)
+			}
+			msgs = append(msgs, fmt.Sprintf("%s is stale:\n%s", path, diff))
 		}
 	}
 	if len(msgs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s\nThe wire types in core/yep changed without regenerating: run `go run ./tools/schemagen` from the repository root and commit the result", ErrStale, strings.Join(msgs, "\n"))
+	return fmt.Errorf("%w: %s\nThe generated files do not match core/yep (a wire type or doc comment changed, or a file was edited by hand): run `go run ./tools/schemagen` from the repository root and commit the result", ErrStale, strings.Join(msgs, "\n"))
 }
 
 func sortedKeys(m map[string][]byte) []string {

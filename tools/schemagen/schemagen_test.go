@@ -90,7 +90,7 @@ func TestCheckDetectsDrift(t *testing.T) {
 	if !errors.Is(err, ErrStale) {
 		t.Fatalf("Check after a wire change = %v, want ErrStale", err)
 	}
-	for _, want := range []string{SchemaPath + " is stale", MetaPath + " is stale", "PingParams", "go run ./tools/schemagen"} {
+	for _, want := range []string{SchemaPath + " is stale", MetaPath + " is stale", "+++ " + SchemaPath + " (generated)", `+    "PingParams": {`, "go run ./tools/schemagen"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("drift message lacks %q:\n%v", want, err)
 		}
