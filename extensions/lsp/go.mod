@@ -1,3 +1,23 @@
 module yolop.dev/extensions/lsp
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/hashicorp/go-hclog v1.6.3
+	go.uber.org/goleak v1.3.0
+	yolop.dev/core v0.0.0
+)
+
+require golang.org/x/time v0.16.0 // indirect
+
+require (
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	yolop.dev/transport/stdio v0.0.0
+)
+
+replace yolop.dev/core => ../../core
+
+replace yolop.dev/transport/stdio => ../../transport/stdio

@@ -1,0 +1,152 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"yolop.dev/extensions/lsp/internal/client"
+	"yolop.dev/extensions/lsp/internal/protocol"
+)
+
+// SymbolsArgs are lsp_symbols' arguments: a file for its outline, or a
+// query to search the workspace (both: the file's outline filtered by the
+// query).
+type SymbolsArgs struct {
+	File  string `json:"file,omitempty"`
+	Query string `json:"query,omitempty"`
+}
+
+// Symbols implements lsp_symbols.
+func (s *Service) Symbols(ctx context.Context, raw json.RawMessage) (string, error) {
+	var a SymbolsArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return "", err
+	}
+	if a.File != "" {
+		return s.documentSymbols(ctx, a)
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return "", fmt.Errorf("%w: give file (for its outline) or query (to search the workspace)", ErrInvalidArgs)
+	}
+	return s.workspaceSymbols(ctx, a.Query)
+}
+
+func (s *Service) documentSymbols(ctx context.Context, a SymbolsArgs) (string, error) {
+	path, err := s.resolvePath(a.File)
+	if err != nil {
+		return "", err
+	}
+	h, err := s.server(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	doc, err := h.Client.Sync(ctx, path)
+	if err != nil {
+		return "", s.callError(ctx, h, "textDocument/didOpen", err)
+	}
+	if !client.Supported(h.Client.Capabilities().DocumentSymbolProvider) {
+		return "", fmt.Errorf("%s does not provide document symbols", h.Name)
+	}
+	var res json.RawMessage
+	if err := s.call(ctx, h, "textDocument/documentSymbol", protocol.DocumentSymbolParams{TextDocument: protocol.TextDocumentIdentifier{URI: doc.URI}}, &res); err != nil {
+		return "", err
+	}
+	tree, flat, err := protocol.DocumentSymbols(res)
+	if err != nil {
+		return "", fmt.Errorf("%s sent symbols this client cannot read: %w", h.Name, err)
+	}
+	enc := h.Client.Encoding()
+	q := strings.ToLower(a.Query)
+	var lines []string
+	var walk func(ds []protocol.DocumentSymbol, depth int)
+	walk = func(ds []protocol.DocumentSymbol, depth int) {
+		for _, d := range ds {
+			if q == "" || strings.Contains(strings.ToLower(d.Name), q) {
+				l, _ := doc.Text.Column(d.SelectionRange.Start, enc)
+				line := fmt.Sprintf("%s%s %s", strings.Repeat("  ", depth), protocol.SymbolKindName(d.Kind), d.Name)
+				if d.Detail != "" {
+					line += " " + clip(oneLine(d.Detail), 100)
+				}
+				lines = append(lines, fmt.Sprintf("%s — line %d", line, l))
+			}
+			walk(d.Children, depth+1)
+		}
+	}
+	walk(tree, 0)
+	for _, si := range flat {
+		if q != "" && !strings.Contains(strings.ToLower(si.Name), q) {
+			continue
+		}
+		l, _ := doc.Text.Column(si.Location.Range.Start, enc)
+		line := fmt.Sprintf("%s %s", protocol.SymbolKindName(si.Kind), si.Name)
+		if si.ContainerName != "" {
+			line += " (in " + si.ContainerName + ")"
+		}
+		lines = append(lines, fmt.Sprintf("%s — line %d", line, l))
+	}
+	if len(lines) == 0 {
+		if q != "" {
+			return fmt.Sprintf("No symbols matching %q in %s.", a.Query, s.rel(path)), nil
+		}
+		return fmt.Sprintf("No symbols in %s.", s.rel(path)), nil
+	}
+	return s.capLines(fmt.Sprintf("%s in %s", plural(len(lines), "symbol", "symbols"), s.rel(path)), lines), nil
+}
+
+func (s *Service) capLines(header string, lines []string) string {
+	limit := s.m.Config().Limit()
+	var b strings.Builder
+	b.WriteString(header)
+	if len(lines) > limit {
+		fmt.Fprintf(&b, "; showing the first %d, %d more not shown", limit, len(lines)-limit)
+		lines = lines[:limit]
+	}
+	b.WriteString(":\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	return b.String()
+}
+
+func (s *Service) workspaceSymbols(ctx context.Context, query string) (string, error) {
+	hs, errs := s.m.Workspace(ctx)
+	if len(hs) == 0 {
+		if len(errs) > 0 {
+			return "", errors.Join(errs...)
+		}
+		return "No language server handles the files in this workspace.", nil
+	}
+	var lines []string
+	for _, h := range hs {
+		if !client.Supported(h.Client.Capabilities().WorkspaceSymbolProvider) {
+			continue
+		}
+		if err := s.m.Refresh(ctx, h); err != nil {
+			return "", s.callError(ctx, h, "sync", err)
+		}
+		var res []protocol.SymbolInformation
+		if err := s.call(ctx, h, "workspace/symbol", protocol.WorkspaceSymbolParams{Query: query}, &res); err != nil {
+			return "", err
+		}
+		tx := s.texts(h)
+		for _, si := range res {
+			pl := s.place(tx, si.Location)
+			line := fmt.Sprintf("%s %s — %s:%d:%d", protocol.SymbolKindName(si.Kind), si.Name, pl.rel, pl.line, pl.col)
+			if si.ContainerName != "" {
+				line += " (in " + si.ContainerName + ")"
+			}
+			lines = append(lines, line)
+		}
+	}
+	var b strings.Builder
+	if len(lines) == 0 {
+		fmt.Fprintf(&b, "No workspace symbols match %q.", query)
+	} else {
+		b.WriteString(s.capLines(fmt.Sprintf("%s matching %q", plural(len(lines), "symbol", "symbols"), query), lines))
+	}
+	for _, e := range errs {
+		fmt.Fprintf(&b, "\nNot searched: %v", e)
+	}
+	return b.String(), nil
+}
