@@ -1,3 +1,34 @@
 module yolop.dev/cmd/yolop
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/hashicorp/go-hclog v1.6.3
+	github.com/spf13/cobra v1.10.2
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.50.0
+	yolop.dev/core v0.0.0
+	yolop.dev/packaging v0.0.0
+	yolop.dev/transport/stdio v0.0.0
+)
+
+require (
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/gofrs/flock v0.13.2 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+)
+
+replace (
+	yolop.dev/core => ../../core
+	yolop.dev/packaging => ../../packaging
+	yolop.dev/registry/cratesio => ../../registry/cratesio
+	yolop.dev/registry/git => ../../registry/git
+	yolop.dev/transport/stdio => ../../transport/stdio
+)

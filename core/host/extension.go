@@ -200,6 +200,21 @@ func (e *Extension) Refusals() []Refusal {
 	return slices.Clone(e.contrib.refusals)
 }
 
+// Warnings returns what the last handshake flagged without refusing (a
+// match-all hook).
+func (e *Extension) Warnings() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.contrib == nil {
+		return nil
+	}
+	var out []string
+	for _, w := range e.contrib.warnings {
+		out = append(out, fmt.Sprintf("extension %q: %s", e.grant.Name, w))
+	}
+	return out
+}
+
 // Stats returns the attribution counters.
 func (e *Extension) Stats() Stats {
 	s := Stats{Name: e.grant.Name}
@@ -376,7 +391,7 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 		e.log.Warn("handshake wider than the approved manifest", "refused", r.String())
 	}
 	for _, w := range p.contrib.warnings {
-		e.log.Warn(w)
+		e.log.Debug(w)
 	}
 	if err := p.conn.Notify(ctx, yep.MethodInitialized, yep.InitializedParams{}); err != nil {
 		e.kill(p)

@@ -213,11 +213,17 @@ func (s *Session) Tools() []ToolInfo {
 	return out
 }
 
-// Warnings lists tool-policy warnings (collisions, never_defer budget).
+// Warnings lists tool-policy warnings (collisions, never_defer budget)
+// and what extension handshakes flagged (a match-all "*" hook).
 func (s *Session) Warnings() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.warnings)
+	out := slices.Clone(s.warnings)
+	exts := s.extensions()
+	s.mu.Unlock()
+	for _, e := range exts {
+		out = append(out, e.Warnings()...)
+	}
+	return out
 }
 
 // Extension returns the adapter of an extension in the session.

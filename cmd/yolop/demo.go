@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"yolop.dev/cmd/yolop/demo"
+	"yolop.dev/cmd/yolop/internal/extload"
+	"yolop.dev/core/examples/echo/echoext"
+	"yolop.dev/core/host"
+)
+
+func (a *app) demoCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the echo extension through a session and show its tools, streaming, hooks and commands",
+		Long: `demo starts a session over the echo reference extension (embedded in this
+binary: its manifest and its server, which runs as a separate process
+speaking YEP) and types a short script into it: a plain tool call, a
+streamed call printing updates as they arrive, a call a pre_tool_use hook
+blocks, a slash command, the system prompt and /status.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, cleanup, err := echoGrant()
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			script := strings.Join(demo.Script, "\n") + "\n"
+			return a.runSessionWith(cmd.Context(), sessionFlags{json: asJSON, noEnabled: true}, []host.Grant{g}, strings.NewReader(script), true)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
+	return cmd
+}
+
+// echoGrant loads the embedded echo manifest from a temporary package
+// directory and points its server at this binary's serve-echo command.
+func echoGrant() (host.Grant, func(), error) {
+	dir, err := os.MkdirTemp("", "yolop-demo-")
+	if err != nil {
+		return host.Grant{}, nil, fmt.Errorf("demo: %w", err)
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), demo.EchoManifest, 0o644); err != nil {
+		cleanup()
+		return host.Grant{}, nil, fmt.Errorf("demo: %w", err)
+	}
+	g, _, err := extload.FromDir(dir)
+	if err != nil {
+		cleanup()
+		return host.Grant{}, nil, fmt.Errorf("demo: reading the embedded echo manifest: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		cleanup()
+		return host.Grant{}, nil, fmt.Errorf("demo: locating this binary: %w", err)
+	}
+	g.Server.Command = exe
+	g.Server.Args = []string{"serve-echo"}
+	return g, cleanup, nil
+}
+
+// serveEchoCmd serves the embedded echo extension over stdio; the demo
+// spawns it as a separate process.
+func (a *app) serveEchoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "serve-echo",
+		Short:  "Serve the embedded echo extension over stdio (used by demo)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			log := hclog.New(&hclog.LoggerOptions{Name: "echo", Output: a.stderr, Level: hclog.LevelFromString(os.Getenv("YOLOP_LOG"))})
+			err := echoext.New(log).ServeConn(cmd.Context(), a.stdin, a.stdout)
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		},
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain lets the test binary stand in for the yolop binary: the demo
+// and --ext packages spawn it as "serve-echo".
+func TestMain(m *testing.M) {
+	if (len(os.Args) > 1 && os.Args[1] == "serve-echo") || os.Getenv("YOLOP_TEST_CLI") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// cli runs the CLI in-process with stdin and returns stdout, stderr and
+// the exit code.
+func cli(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb syncBuf
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// events decodes --json output.
+func events(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("--json printed a non-JSON line %q", l)
+		}
+		evs = append(evs, m)
+	}
+	return evs
+}
+
+// echoPackage writes an echo package whose bin/ holds a wrapper that runs
+// this test binary as the echo server; it returns the package dir.
+func echoPackage(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	manifest, err := os.ReadFile("demo/plugin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
+	script := "#!/bin/sh\nexec '" + exe + "' serve-echo \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "bin", "yolop-extension-echo"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestEmbeddedManifestMatchesTheEchoExample(t *testing.T) {
+	want, err := os.ReadFile("../../core/examples/echo/plugin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile("demo/plugin.json")
+	if !bytes.Equal(got, want) {
+		t.Fatal("cmd/yolop/demo/plugin.json differs from core/examples/echo/plugin.json; copy it over")
+	}
+}

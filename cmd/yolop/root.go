@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+)
+
+// app carries what every subcommand needs; tests build one per run.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	log            hclog.Logger
+}
+
+// run executes the CLI with args and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	level := hclog.LevelFromString(os.Getenv("YOLOP_LOG"))
+	if level == hclog.NoLevel {
+		level = hclog.Warn
+	}
+	a := &app{
+		stdin:  stdin,
+		stdout: stdout,
+		stderr: stderr,
+		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: stderr, Level: level}),
+	}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "yolop:", err)
+		var ec exitCoder
+		if asExitCoder(err, &ec) {
+			return ec.ExitCode()
+		}
+		return 1
+	}
+	return 0
+}
+
+// exitCoder is an error that carries a process exit code.
+type exitCoder interface {
+	error
+	ExitCode() int
+}
+
+func asExitCoder(err error, target *exitCoder) bool {
+	for err != nil {
+		if ec, ok := err.(exitCoder); ok {
+			*target = ec
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "yolop",
+		Short:         "The yolop extension host",
+		Long:          "yolop installs, approves, runs and talks to capability servers: extension processes speaking YEP (JSON-RPC 2.0 over stdio).",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd())
+	for _, c := range a.extraCommands() {
+		root.AddCommand(c)
+	}
+	return root
+}

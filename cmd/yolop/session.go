@@ -1,0 +1,495 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"yolop.dev/cmd/yolop/internal/extload"
+	"yolop.dev/core/host"
+	"yolop.dev/core/yep"
+	"yolop.dev/transport/stdio"
+)
+
+// basePrompt is the host's own system prompt: the stable prefix that
+// extension contributions never change.
+const basePrompt = "You are yolop, a coding agent. Use the tools you are given."
+
+type sessionFlags struct {
+	exts      []string
+	json      bool
+	workspace string
+	noEnabled bool
+}
+
+func (a *app) sessionCmd() *cobra.Command {
+	var f sessionFlags
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "Run a session: a line REPL over the enabled extensions",
+		Long: `Run a session over every enabled extension (plus --ext package
+directories loaded in place) and drive it line by line from stdin:
+
+  /tools                     list tools (deferred ones are marked)
+  /prompt                    show the system prompt of the current turn
+  /call <tool> [json-args]   call a tool; streamed output prints as it arrives
+  /<ext>:<cmd> [args]        run an extension's slash command
+  /commands                  list slash commands
+  /reload <ext>              restart an extension's server in place
+  /enable <ext>, /disable <ext>
+                             activate or deactivate at the next turn
+  /workspace <dir>           repoint the workspace
+  /status                    per-extension health, latency and counters
+  /quit                      end the session
+
+Ctrl-C cancels the running call, not the session. With --json every
+output is one JSON event per line.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runSessionWith(cmd.Context(), f, nil, a.stdin, false)
+		},
+	}
+	cmd.Flags().StringArrayVar(&f.exts, "ext", nil, "load the package in `DIR` in place (repeatable; the author's dev loop)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON event per line")
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
+	cmd.Flags().BoolVar(&f.noEnabled, "no-enabled", false, "do not load the extensions enabled in settings.toml")
+	return cmd
+}
+
+// repl is the session front-end: it owns stdin and stdout.
+type repl struct {
+	a      *app
+	json   bool
+	lines  chan string
+	outMu  sync.Mutex
+	inFile *os.File // stdin when it is a terminal
+	in     io.Reader
+	echoIn bool // print each input line (scripted demo)
+	sess   *host.Session
+	local  map[string]host.Grant // --ext packages by name
+}
+
+// runSessionWith runs the REPL over the enabled extensions, the --ext
+// packages and extra, reading lines from in. With echoIn each line is
+// printed before it runs, as a transcript.
+func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.Grant, in io.Reader, echoIn bool) error {
+	ws := f.workspace
+	if ws == "" {
+		ws, _ = os.Getwd()
+	}
+	ws, _ = filepath.Abs(ws)
+	r := &repl{a: a, json: f.json, lines: make(chan string), local: map[string]host.Grant{}, in: in, echoIn: echoIn}
+	if file, ok := in.(*os.File); ok && isTerminal(file) {
+		r.inFile = file
+	}
+	grants := append([]host.Grant(nil), extra...)
+	for _, g := range extra {
+		r.local[g.Name] = g
+	}
+	if !f.noEnabled {
+		enabled, warnings := a.enabledGrants(ctx)
+		for _, w := range warnings {
+			r.event("warning", map[string]any{"message": w}, "warning: "+w)
+		}
+		grants = append(grants, enabled...)
+	}
+	for _, dir := range f.exts {
+		g, m, err := extload.FromDir(dir)
+		if err != nil {
+			return fmt.Errorf("--ext %s: %w", dir, err)
+		}
+		for _, w := range m.Warnings {
+			r.event("warning", map[string]any{"message": w}, "warning: "+w)
+		}
+		grants = append(grants, g)
+		r.local[g.Name] = g
+	}
+	s := host.NewSession(host.SessionOptions{
+		Grants:        grants,
+		Transport:     stdio.New(stdio.Options{Logger: a.log}),
+		Logger:        a.log,
+		Ask:           r,
+		Status:        r,
+		SessionID:     fmt.Sprintf("s-%d", time.Now().UnixNano()),
+		WorkspaceRoot: ws,
+		Builtins:      a.builtins(),
+	})
+	r.sess = s
+	defer s.Close()
+	if err := s.Start(ctx); err != nil {
+		for _, e := range unjoin(err) {
+			r.event("warning", map[string]any{"message": e.Error()}, "warning: "+e.Error())
+		}
+	}
+	for _, w := range s.Warnings() {
+		r.event("warning", map[string]any{"message": w}, "warning: "+w)
+	}
+	r.event("ready", map[string]any{"extensions": len(grants), "tools": len(s.Tools())},
+		fmt.Sprintf("yolop session: %d extension(s), %d tool(s). /help lists commands.", len(grants), len(s.Tools())))
+
+	readDone := make(chan struct{})
+	go r.readLines(readDone)
+	defer func() {
+		// Unblock the reader if it is waiting to hand over a line.
+		for {
+			select {
+			case <-readDone:
+				return
+			case <-r.lines:
+			case <-time.After(50 * time.Millisecond):
+				return // stdin is still open; the process is ending anyway
+			}
+		}
+	}()
+
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
+
+	for {
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-r.lines:
+		case <-interrupts:
+			r.event("info", map[string]any{"message": "no call is running; /quit ends the session"}, "(no call is running; /quit ends the session)")
+			continue
+		case <-ctx.Done():
+			return nil
+		}
+		if !ok {
+			return nil
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if r.echoIn {
+			r.event("input", map[string]any{"line": line}, "\n> "+line)
+		}
+		if quit := r.dispatch(ctx, line, interrupts); quit {
+			return nil
+		}
+	}
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// readLines feeds stdin lines to r.lines until EOF.
+func (r *repl) readLines(done chan struct{}) {
+	defer close(done)
+	defer close(r.lines)
+	br := bufio.NewReaderSize(r.in, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			r.lines <- strings.TrimRight(line, "\r\n")
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// event prints one output item: a JSON object with --json, text otherwise.
+func (r *repl) event(kind string, fields map[string]any, text string) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	if r.json {
+		if fields == nil {
+			fields = map[string]any{}
+		}
+		fields["event"] = kind
+		b, _ := json.Marshal(fields)
+		fmt.Fprintf(r.a.stdout, "%s\n", b)
+		return
+	}
+	if text == "" {
+		return
+	}
+	fmt.Fprintln(r.a.stdout, text)
+}
+
+// raw writes streamed text as it arrives (text mode only).
+func (r *repl) raw(s string) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	io.WriteString(r.a.stdout, s)
+}
+
+func (r *repl) dispatch(ctx context.Context, line string, interrupts chan os.Signal) (quit bool) {
+	cmd, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	switch cmd {
+	case "/quit", "/exit":
+		return true
+	case "/help":
+		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit")
+	case "/tools":
+		r.tools()
+	case "/prompt":
+		p := r.sess.SystemPrompt(ctx, basePrompt)
+		r.event("prompt", map[string]any{"text": p}, p)
+	case "/call":
+		r.call(ctx, rest, interrupts)
+	case "/commands":
+		for _, c := range r.sess.Commands() {
+			r.event("command", map[string]any{"name": c.Name, "description": c.Description}, fmt.Sprintf("/%s  %s", c.Name, c.Description))
+		}
+	case "/reload":
+		if err := r.sess.Reload(ctx, rest); err != nil {
+			r.fail(err)
+			return
+		}
+		r.event("reloaded", map[string]any{"extension": rest}, fmt.Sprintf("reloaded %s", rest))
+	case "/enable":
+		r.enable(ctx, rest)
+	case "/disable":
+		r.disable(ctx, rest)
+	case "/workspace":
+		dir, _ := filepath.Abs(rest)
+		r.sess.SetWorkspace(dir)
+		r.event("workspace", map[string]any{"root": dir}, "workspace: "+dir)
+	case "/status":
+		r.status()
+	default:
+		if strings.HasPrefix(cmd, "/") && strings.Contains(cmd, ":") {
+			r.command(ctx, strings.TrimPrefix(cmd, "/"), rest, interrupts)
+			return
+		}
+		r.fail(fmt.Errorf("unknown command %q; /help lists them", cmd))
+	}
+	return false
+}
+
+func (r *repl) fail(err error) {
+	r.event("error", map[string]any{"message": err.Error()}, "error: "+err.Error())
+}
+
+func (r *repl) tools() {
+	for _, t := range r.sess.Tools() {
+		mark := ""
+		if t.Deferred {
+			mark = " (deferred: reach it through tool_search)"
+		}
+		r.event("tool", map[string]any{"name": t.Name, "capability": t.Capability, "description": t.Def.Description, "deferred": t.Deferred, "streaming": t.Def.Streaming},
+			fmt.Sprintf("%-24s %-14s %s%s", t.Name, t.Capability, t.Def.Description, mark))
+	}
+}
+
+// withInterrupt runs f with a context that Ctrl-C cancels.
+func withInterrupt(ctx context.Context, interrupts chan os.Signal, f func(ctx context.Context)) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-interrupts:
+			cancel()
+		case <-done:
+		}
+	}()
+	f(ctx)
+	close(done)
+}
+
+func (r *repl) call(ctx context.Context, rest string, interrupts chan os.Signal) {
+	name, args, _ := strings.Cut(rest, " ")
+	args = strings.TrimSpace(args)
+	if name == "" {
+		r.fail(errors.New("usage: /call <tool> [json-args]"))
+		return
+	}
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		r.fail(fmt.Errorf("arguments for %s are not valid JSON: %s", name, args))
+		return
+	}
+	turn := r.sess.BeginTurn(ctx)
+	defer r.sess.EndTurn()
+	callID := fmt.Sprintf("call-%d", turn)
+	streamed := false
+	withInterrupt(ctx, interrupts, func(ctx context.Context) {
+		res, err := r.sess.CallTool(ctx, name, callID, json.RawMessage(args), func(u yep.ToolUpdateParams) {
+			if r.json {
+				r.event("update", map[string]any{"tool": name, "call_id": callID, "output": u.Output, "progress": u.Progress}, "")
+				return
+			}
+			if u.Output != "" {
+				streamed = true
+				out := u.Output
+				if !strings.HasSuffix(out, "\n") {
+					out += "\n"
+				}
+				r.raw(out)
+			}
+		})
+		switch {
+		case errors.Is(err, yep.ErrCancelled) || errors.Is(err, context.Canceled):
+			r.event("cancelled", map[string]any{"tool": name, "call_id": callID}, "cancelled")
+		case err != nil:
+			r.fail(err)
+		default:
+			_ = streamed
+			r.event("result", map[string]any{"tool": name, "call_id": callID, "output": res.Output, "is_error": res.IsError, "data": res.Data},
+				resultText(res))
+		}
+	})
+}
+
+func resultText(res yep.ToolResult) string {
+	if res.IsError {
+		return "tool error: " + res.Output
+	}
+	return res.Output
+}
+
+func (r *repl) command(ctx context.Context, name, args string, interrupts chan os.Signal) {
+	withInterrupt(ctx, interrupts, func(ctx context.Context) {
+		res, err := r.sess.ExecuteCommand(ctx, name, args)
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.event("command_result", map[string]any{"command": name, "success": res.Success, "message": res.Message}, res.Message)
+	})
+}
+
+func (r *repl) enable(ctx context.Context, name string) {
+	g, ok := r.local[name]
+	if !ok {
+		var err error
+		g, err = r.a.enableExtension(ctx, name, r)
+		if err != nil {
+			r.fail(err)
+			return
+		}
+	}
+	r.sess.Activate(g)
+	r.event("enabled", map[string]any{"extension": name}, fmt.Sprintf("enabled %s; it is live from the next turn", name))
+}
+
+func (r *repl) disable(ctx context.Context, name string) {
+	if _, ok := r.local[name]; !ok {
+		if err := r.a.disableExtension(ctx, name); err != nil {
+			r.fail(err)
+			return
+		}
+	}
+	if !r.sess.Deactivate(name) {
+		r.event("disabled", map[string]any{"extension": name, "live": false}, fmt.Sprintf("disabled %s (it was not running in this session)", name))
+		return
+	}
+	r.event("disabled", map[string]any{"extension": name, "live": true}, fmt.Sprintf("disabled %s; it leaves at the next turn", name))
+}
+
+func (r *repl) status() {
+	stats := r.sess.Stats()
+	sort.Slice(stats, func(i, j int) bool { return stats[i].Name < stats[j].Name })
+	for _, st := range stats {
+		var refused []string
+		for _, rf := range st.Refusals {
+			refused = append(refused, rf.String())
+		}
+		fields := map[string]any{
+			"extension": st.Name, "state": st.State, "reason": st.Reason, "calls": st.Calls, "errors": st.Errors,
+			"p50_ms": ms(st.P50), "p99_ms": ms(st.P99), "restarts": st.Restarts, "trace_dropped": st.TraceDropped,
+			"hook_decisions": st.HookDecisions, "status": st.Status, "refusals": refused,
+		}
+		var hooks []string
+		for _, k := range sortedKeys(st.HookDecisions) {
+			hooks = append(hooks, fmt.Sprintf("%s:%d", k, st.HookDecisions[k]))
+		}
+		text := fmt.Sprintf("%-12s %-9s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
+			st.Name, st.State, st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
+		if st.Status != "" {
+			text += fmt.Sprintf(" status=%q", st.Status)
+		}
+		if st.Reason != "" {
+			text += "\n  " + st.Reason
+		}
+		for _, rf := range refused {
+			text += "\n  refused: " + rf
+		}
+		r.event("status", fields, text)
+	}
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Ask implements host.AskSink on the terminal: the next stdin line is the
+// answer. A secret is read with echo off on a terminal and acknowledged
+// with "(saved)", never shown.
+func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAskResult, error) {
+	prompt := fmt.Sprintf("[%s asks] %s", ext, p.Prompt)
+	if len(p.Options) > 0 {
+		for i, o := range p.Options {
+			prompt += fmt.Sprintf("\n  %d) %s", i+1, o)
+		}
+		prompt += "\nchoose a number: "
+	} else if p.Placeholder != "" {
+		prompt += fmt.Sprintf(" (%s)", p.Placeholder)
+	}
+	r.event("ask", map[string]any{"extension": ext, "prompt": p.Prompt, "secret": p.Secret, "options": p.Options}, prompt)
+	var restore func()
+	if p.Secret && r.inFile != nil {
+		restore = echoOff(r.inFile)
+	}
+	var answer string
+	var ok bool
+	select {
+	case answer, ok = <-r.lines:
+	case <-ctx.Done():
+	}
+	if restore != nil {
+		restore()
+	}
+	if !ok {
+		r.event("ask_result", map[string]any{"extension": ext, "cancelled": true}, "(cancelled)")
+		return yep.UIAskResult{Cancelled: true}, nil
+	}
+	answer = strings.TrimSpace(answer)
+	if len(p.Options) > 0 {
+		var n int
+		if _, err := fmt.Sscanf(answer, "%d", &n); err == nil && n >= 1 && n <= len(p.Options) {
+			answer = p.Options[n-1]
+		}
+	}
+	if p.Secret {
+		r.event("ask_result", map[string]any{"extension": ext, "saved": true}, "(saved)")
+	}
+	return yep.UIAskResult{Answer: answer}, nil
+}
+
+// SetStatus implements host.StatusSink.
+func (r *repl) SetStatus(ext, text string) {
+	r.event("status_changed", map[string]any{"extension": ext, "text": text}, fmt.Sprintf("[%s] %s", ext, text))
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestDemoShowsEveryFacet(t *testing.T) {
+	out, errOut, code := cli(t, "", "demo", "--json")
+	if code != 0 {
+		t.Fatalf("demo exited %d: %s", code, errOut)
+	}
+	var updates []string
+	var results, errs, prompts, statuses []map[string]any
+	sawResultAfterUpdates := false
+	for _, ev := range events(t, out) {
+		switch ev["event"] {
+		case "update":
+			updates = append(updates, ev["output"].(string))
+		case "result":
+			results = append(results, ev)
+			if ev["tool"] == "count" && len(updates) == 5 {
+				sawResultAfterUpdates = true
+			}
+		case "error":
+			errs = append(errs, ev)
+		case "prompt":
+			prompts = append(prompts, ev)
+		case "status":
+			statuses = append(statuses, ev)
+		}
+	}
+	if strings.Join(updates, ",") != "1,2,3,4,5" || !sawResultAfterUpdates {
+		t.Fatalf("updates = %v (result after them: %v)", updates, sawResultAfterUpdates)
+	}
+	if len(results) != 2 || results[0]["output"] != "hello from a capability server" || results[1]["output"] != "counted to 5" {
+		t.Fatalf("results = %v", results)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0]["message"].(string), "blocked by ext:echo") {
+		t.Fatalf("the forbidden call was not blocked: %v", errs)
+	}
+	if !strings.Contains(out, `"message":"hello, yolop"`) {
+		t.Fatalf("command output missing:\n%s", out)
+	}
+	if len(prompts) != 1 || !strings.Contains(prompts[0]["text"].(string), "<environment_context>") {
+		t.Fatalf("prompt = %v", prompts)
+	}
+	if len(statuses) != 1 || statuses[0]["state"] != "ready" || statuses[0]["calls"].(float64) != 2 {
+		t.Fatalf("status = %v", statuses)
+	}
+}
+
+func TestSessionScriptedWithExtDir(t *testing.T) {
+	pkg := echoPackage(t)
+	script := strings.Join([]string{
+		`/call echo {"text":"one"}`,
+		"/reload echo",
+		`/call echo {"text":"two"}`,
+		"/disable echo",
+		`/call echo {"text":"three"}`,
+		"/enable echo",
+		`/call echo {"text":"four"}`,
+		"/status",
+		"/quit",
+		`/call echo {"text":"never"}`,
+	}, "\n")
+	out, errOut, code := cli(t, script, "session", "--ext", pkg, "--no-enabled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"one\n", "reloaded echo", "two\n", "disabled echo; it leaves at the next turn",
+		`error: no tool "echo" in this session`, "enabled echo; it is live from the next turn", "four\n", "echo         ready"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "never") {
+		t.Fatal("input after /quit ran")
+	}
+}
+
+func TestSessionAsksOnTheTerminal(t *testing.T) {
+	script, _ := filepath.Abs("../../core/host/testdata/server.py")
+	dir := t.TempDir()
+	manifest := fmt.Sprintf(`{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
+	  "capabilityServer":{"command":"python3","args":["-u",%q],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
+	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`, script)
+	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644)
+	in := "/call ask {\"prompt\":\"API token?\",\"secret\":true}\nhunter2\n/call ask {\"prompt\":\"colour?\"}\nblue\n/quit\n"
+	out, errOut, code := cli(t, in, "session", "--ext", dir, "--no-enabled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "[asker asks] API token?") || !strings.Contains(out, "(saved)") {
+		t.Fatalf("secret question not shown or not acknowledged:\n%s", out)
+	}
+	if !strings.Contains(out, "answer: blue") {
+		t.Fatalf("plain answer lost:\n%s", out)
+	}
+	// The secret answer reaches the server (its tool echoes it), but the
+	// REPL itself never printed it as an answer line of its own.
+	if strings.Count(out, "hunter2") != 1 {
+		t.Fatalf("the secret appears %d times:\n%s", strings.Count(out, "hunter2"), out)
+	}
+}
+
+// TestCtrlCCancelsTheCallNotTheSession runs the real binary (this test
+// binary as yolop) with a pipe for stdin and sends SIGINT mid-call.
+func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
+	pkg := echoPackage(t)
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "serve-echo")
+	cmd.Args = []string{exe, "session", "--ext", pkg, "--no-enabled"}
+	cmd.Env = append(os.Environ(), "YOLOP_TEST_CLI=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("output ended before %q", want)
+				}
+				if strings.Contains(l, want) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no %q", want)
+			}
+		}
+	}
+	wait("yolop session:")
+	io.WriteString(stdin, "/call count {\"n\":100000,\"delay_ms\":5}\n")
+	wait("3")
+	cmd.Process.Signal(syscall.SIGINT)
+	wait("cancelled")
+	io.WriteString(stdin, "/call echo {\"text\":\"still here\"}\n")
+	wait("still here")
+	io.WriteString(stdin, "/quit\n")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("session exited with %v", err)
+	}
+}
