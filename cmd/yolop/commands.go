@@ -12,7 +12,7 @@ import (
 // extraCommands lists the subcommands beyond session and demo: ext and
 // registry.
 func (a *app) extraCommands() []*cobra.Command {
-	return nil
+	return []*cobra.Command{a.extCmd(), a.registryCmd()}
 }
 
 // builtins returns the always-on built-in capabilities of a session.
