@@ -92,3 +92,24 @@ func FuzzParseSource(f *testing.F) {
 		}
 	})
 }
+
+func FuzzLoadCargo(f *testing.F) {
+	seed, _ := os.ReadFile("testdata/cargo/Cargo.toml")
+	f.Add(seed)
+	f.Add([]byte("[package]\nname = \"x\"\nversion = \"1\"\n[package.metadata.yolop]\nprotocol_version = \"1.0\"\n"))
+	f.Add([]byte("[package]\nname = 1\nversion = { workspace = true }\n[package.metadata]\nyolop = 3\n"))
+	f.Add([]byte("[package.metadata.yolop]\nprotocol_version = 1979-05-27T07:32:00Z\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, "Cargo.toml"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(dir)
+		if err != nil {
+			return
+		}
+		if c := Diff(m, m); !c.Empty() {
+			t.Fatalf("a manifest differs from itself: %s", c)
+		}
+	})
+}

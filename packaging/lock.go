@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -132,8 +133,16 @@ func ParseLock(data []byte) (*Lockfile, error) {
 	if *probe.Version != LockVersion {
 		return nil, fmt.Errorf("%w: unknown version %d (this yolop reads version %d; it may have been written by a newer yolop)", ErrLockCorrupt, *probe.Version, LockVersion)
 	}
+	var raw any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLockCorrupt, err)
+	}
+	exact, err := json.Marshal(exactKeys(raw, reflect.TypeFor[Lockfile]()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLockCorrupt, err)
+	}
 	var l Lockfile
-	if err := json.Unmarshal(data, &l); err != nil {
+	if err := json.Unmarshal(exact, &l); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLockCorrupt, err)
 	}
 	seen := map[string]bool{}

@@ -70,6 +70,7 @@ func TestParseLockRefuses(t *testing.T) {
 		"unknown kind":     {strings.Replace(s, `"kind": "git"`, `"kind": "svn"`, 1), `unknown kind "svn"`},
 		"trailing garbage": {s + "{}", "after top-level value"},
 		"not an object":    {"[1,2]", "cannot unmarshal"},
+		"case-variant key": {strings.Replace(s, `"kind": "git"`, `"Kind": "git"`, 1), `unknown kind ""`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

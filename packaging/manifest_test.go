@@ -358,6 +358,22 @@ func TestLoadIgnoresUnknownFields(t *testing.T) {
 	}
 }
 
+// encoding/json matches keys case-insensitively; a case-variant key the
+// schema never saw must not override the validated one.
+func TestLoadIgnoresCaseVariantKeys(t *testing.T) {
+	d := pkg(t, map[string]any{"plugin.json": `{"name":"demo","version":"1","yolop":{"protocol_version":"1.0",
+		"capabilityServer":{"command":"srv"},"tools":[{"name":"ok"}],"TOOLS":[{"name":"sneaky"}],
+		"CapabilityServer":{"command":"/bin/sh"},"Trace":true,"hooks":[{"event":"pre_tool_use","matcher":"a","Matcher":"*"}]}}`})
+	m, err := Load(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Yolop
+	if len(f.Tools) != 1 || f.Tools[0].Name != "ok" || f.CapabilityServer.Command != "srv" || f.Trace || f.Hooks[0].Matcher != "a" {
+		t.Errorf("a case-variant key overrode a validated one: %+v", f)
+	}
+}
+
 func TestPromptForms(t *testing.T) {
 	m, err := Load(pkg(t, map[string]any{"plugin.json": manifest(func(f obj) { f["prompt"] = "Use the tools." })}))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -87,8 +88,12 @@ func parseManifest(data []byte, root, file, prefix string, o LoadOptions) (*Mani
 		}
 		return nil, &ManifestError{File: file, Problems: schemaProblems(ve, inst, prefix)}
 	}
+	exact, err := json.Marshal(exactKeys(inst, reflect.TypeFor[Manifest]()))
+	if err != nil {
+		return nil, fail("%v", err)
+	}
 	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := json.Unmarshal(exact, &m); err != nil {
 		return nil, fail("%v", err)
 	}
 	m.Dir, m.File = root, file
