@@ -121,8 +121,9 @@ type Document struct {
 }
 
 type diagEntry struct {
-	items []protocol.Diagnostic
-	gen   uint64
+	items   []protocol.Diagnostic
+	gen     uint64
+	version *int32 // the document version the server diagnosed, if it said
 }
 
 // A Client is a connection to one language server. Its methods are safe
@@ -342,7 +343,7 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	case "textDocument/publishDiagnostics":
 		var p protocol.PublishDiagnosticsParams
 		if err := json.Unmarshal(req.Params, &p); err == nil {
-			c.storeDiagnostics(p.URI, p.Diagnostics)
+			c.storeDiagnostics(p.URI, p.Version, p.Diagnostics)
 		}
 		return nil, nil
 	case "$/progress":
@@ -425,11 +426,11 @@ func (c *Client) notifyLocked() {
 	c.lastEvt = time.Now()
 }
 
-func (c *Client) storeDiagnostics(uri protocol.DocumentURI, items []protocol.Diagnostic) {
+func (c *Client) storeDiagnostics(uri protocol.DocumentURI, version *int32, items []protocol.Diagnostic) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.diagGen++
-	c.diags[uri] = &diagEntry{items: items, gen: c.diagGen}
+	c.diags[uri] = &diagEntry{items: items, gen: c.diagGen, version: version}
 	c.notifyLocked()
 }
 
@@ -486,8 +487,11 @@ func (c *Client) AllDiagnostics() map[protocol.DocumentURI][]protocol.Diagnostic
 }
 
 // WaitDiagnostics waits until diagnostics newer than generation after are
-// published for uri, at most wait. It reports whether fresh ones arrived.
-func (c *Client) WaitDiagnostics(ctx context.Context, uri protocol.DocumentURI, after uint64, wait time.Duration) (bool, error) {
+// published for uri, at most wait; when the server tells which document
+// version it diagnosed, that version must be at least minVersion (so a
+// late publish for older text does not count). It reports whether fresh
+// ones arrived.
+func (c *Client) WaitDiagnostics(ctx context.Context, uri protocol.DocumentURI, after uint64, minVersion int32, wait time.Duration) (bool, error) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
@@ -495,7 +499,7 @@ func (c *Client) WaitDiagnostics(ctx context.Context, uri protocol.DocumentURI, 
 		e := c.diags[uri]
 		ch := c.changed
 		c.mu.Unlock()
-		if e != nil && e.gen > after {
+		if e != nil && e.gen > after && (e.version == nil || *e.version >= minVersion) {
 			return true, nil
 		}
 		select {

@@ -202,7 +202,7 @@ func TestPushDiagnostics(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		fresh, err := c.WaitDiagnostics(ctx, uri, gen, time.Until(deadline))
+		fresh, err := c.WaitDiagnostics(ctx, uri, gen, 0, time.Until(deadline))
 		if err != nil || !fresh {
 			t.Fatalf("no diagnostics published: fresh=%v err=%v", fresh, err)
 		}

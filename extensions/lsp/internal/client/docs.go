@@ -140,8 +140,8 @@ func (c *Client) CloseDocument(ctx context.Context, path string) {
 
 // SyncOpen re-syncs every open document whose file changed on disk (or
 // closes it when the file is gone), so requests that span files see the
-// current content.
-func (c *Client) SyncOpen(ctx context.Context) error {
+// current content. It reports whether any document changed.
+func (c *Client) SyncOpen(ctx context.Context) (changed bool, err error) {
 	c.docMu.Lock()
 	defer c.docMu.Unlock()
 	c.mu.Lock()
@@ -151,11 +151,18 @@ func (c *Client) SyncOpen(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	for _, p := range paths {
-		if _, err := c.syncLocked(ctx, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+		c.mu.Lock()
+		before := c.docs[p]
+		c.mu.Unlock()
+		doc, err := c.syncLocked(ctx, p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return changed, err
+		}
+		if doc != before {
+			changed = true
 		}
 	}
-	return nil
+	return changed, nil
 }
 
 // FilesChanged tells the server that files changed on disk: open documents

@@ -534,16 +534,15 @@ func (m *Manager) SetConfig(cfg Config) (restartRequired bool) {
 
 // Refresh reports files of h's languages that changed on disk since the
 // last scan (at most once per ScanInterval) to the server, so it never
-// answers from stale content, and re-syncs open documents.
-func (m *Manager) Refresh(ctx context.Context, h *Handle) error {
-	if err := h.Client.SyncOpen(ctx); err != nil {
-		return err
-	}
-	if h.scanner == nil {
-		return nil
+// answers from stale content, and re-syncs open documents. It reports
+// whether the server was told of any change.
+func (m *Manager) Refresh(ctx context.Context, h *Handle) (changed bool, err error) {
+	changed, err = h.Client.SyncOpen(ctx)
+	if err != nil || h.scanner == nil {
+		return changed, err
 	}
 	events := h.scanner.scan(false)
-	return h.Client.NotifyWatched(ctx, events)
+	return changed || len(events) > 0, h.Client.NotifyWatched(ctx, events)
 }
 
 // Touched records that the tools wrote paths themselves: the scanner takes

@@ -21,7 +21,7 @@ func TestPositionRoundTrip(t *testing.T) {
 		want int
 	}{
 		{UTF32, col - 1},
-		{UTF16, col - 1 + 1},           // the emoji takes two UTF-16 units
+		{UTF16, col - 1 + 1},          // the emoji takes two UTF-16 units
 		{UTF8, col - 1 + 3 + 2*2 + 1}, // emoji +3, two CJK +2 each, é +1
 	}
 	for _, tt := range tests {

@@ -275,9 +275,9 @@ type Command struct {
 // decoded into one with only Command set (see [DecodeCodeActions]). Data is
 // kept so the action can be resolved.
 type CodeAction struct {
-	Title       string          `json:"title"`
-	Kind        string          `json:"kind,omitempty"`
-	IsPreferred bool            `json:"isPreferred,omitempty"`
+	Title       string `json:"title"`
+	Kind        string `json:"kind,omitempty"`
+	IsPreferred bool   `json:"isPreferred,omitempty"`
 	Disabled    *struct {
 		Reason string `json:"reason"`
 	} `json:"disabled,omitempty"`

@@ -72,13 +72,17 @@ func (s *Service) fileDiagnostics(ctx context.Context, file string, level int) (
 	if err != nil {
 		return "", err
 	}
-	h, err := s.server(ctx, path)
+	h, err := s.m.For(ctx, path)
 	if err != nil {
 		return "", err
 	}
 	uri := protocol.URIFromPath(path)
 	before := h.Client.Document(path)
 	gen := h.Client.DiagnosticsGen(uri)
+	refreshed, err := s.m.Refresh(ctx, h)
+	if err != nil {
+		return "", s.callError(ctx, h, "sync", err)
+	}
 	doc, err := h.Client.Sync(ctx, path)
 	if err != nil {
 		return "", s.callError(ctx, h, "textDocument/didOpen", err)
@@ -93,9 +97,9 @@ func (s *Service) fileDiagnostics(ctx context.Context, file string, level int) (
 	} else {
 		changed := before == nil || before.Version != doc.Version
 		_, published := h.Client.Diagnostics(uri)
+		deadline := time.Now().Add(s.m.Config().DiagnosticsWait())
 		if changed || !published {
-			deadline := time.Now().Add(s.m.Config().DiagnosticsWait())
-			fresh, err := h.Client.WaitDiagnostics(ctx, uri, gen, remaining(deadline))
+			fresh, err := h.Client.WaitDiagnostics(ctx, uri, gen, doc.Version, remaining(deadline))
 			if err != nil {
 				return "", s.callError(ctx, h, "textDocument/publishDiagnostics", err)
 			}
@@ -105,6 +109,11 @@ func (s *Service) fileDiagnostics(ctx context.Context, file string, level int) (
 				if _, err := h.Client.WaitIdle(ctx, 150*time.Millisecond, remaining(deadline)); err != nil {
 					return "", s.callError(ctx, h, "textDocument/publishDiagnostics", err)
 				}
+			}
+		} else if refreshed {
+			// Other files changed: give the server a moment to re-check.
+			if _, err := h.Client.WaitIdle(ctx, 300*time.Millisecond, remaining(deadline)); err != nil {
+				return "", s.callError(ctx, h, "textDocument/publishDiagnostics", err)
 			}
 		}
 		items, _ = h.Client.Diagnostics(uri)
@@ -156,7 +165,7 @@ func (s *Service) workspaceDiagnostics(ctx context.Context, level int) (string, 
 	var names []string
 	for _, h := range hs {
 		names = append(names, h.Name)
-		if err := s.m.Refresh(ctx, h); err != nil {
+		if _, err := s.m.Refresh(ctx, h); err != nil {
 			return "", s.callError(ctx, h, "sync", err)
 		}
 		if _, err := h.Client.WaitIdle(ctx, 300*time.Millisecond, remaining(deadline)); err != nil {
@@ -228,4 +237,3 @@ func (s *Service) formatDiags(ds []diag, limit int) string {
 func oneLine(s string) string {
 	return clip(strings.Join(strings.Fields(s), " "), 300)
 }
-

@@ -151,7 +151,7 @@ func inside(root, p string) bool {
 func applyEdits(t *protocol.Text, edits []protocol.TextEdit, enc protocol.Encoding) ([]byte, error) {
 	type span struct {
 		start, end, order int
-		text           string
+		text              string
 	}
 	spans := make([]span, len(edits))
 	for i, e := range edits {

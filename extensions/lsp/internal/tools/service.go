@@ -119,7 +119,7 @@ func (s *Service) server(ctx context.Context, path string) (*manager.Handle, err
 	if err != nil {
 		return nil, err
 	}
-	if err := s.m.Refresh(ctx, h); err != nil {
+	if _, err := s.m.Refresh(ctx, h); err != nil {
 		return nil, s.callError(ctx, h, "sync", err)
 	}
 	return h, nil

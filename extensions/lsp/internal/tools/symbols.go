@@ -122,7 +122,7 @@ func (s *Service) workspaceSymbols(ctx context.Context, query string) (string, e
 		if !client.Supported(h.Client.Capabilities().WorkspaceSymbolProvider) {
 			continue
 		}
-		if err := s.m.Refresh(ctx, h); err != nil {
+		if _, err := s.m.Refresh(ctx, h); err != nil {
 			return "", s.callError(ctx, h, "sync", err)
 		}
 		var res []protocol.SymbolInformation

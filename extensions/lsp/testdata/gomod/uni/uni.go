@@ -6,5 +6,5 @@ var Café = "crème brûlée"
 
 // Sum uses Café after emoji and CJK text on the same line.
 func Sum() string {
-	/* 🎉 日本語 é */ s := Café + "🚀"; return s
+	/* 🎉 日本語 é */ return Café + "🚀"
 }
