@@ -606,7 +606,8 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 // callError names the extension in errors from the connection.
 func (e *Extension) callError(what string, err error) error {
 	var ce *jsonrpc.ClosedError
-	if errors.As(err, &ce) {
+	var cancelled *jsonrpc.CancelledError
+	if errors.As(err, &ce) || errors.As(err, &cancelled) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	var we *yep.Error
