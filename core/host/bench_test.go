@@ -1,8 +1,8 @@
 package host
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -199,4 +199,3 @@ func BenchmarkToolCallSessionVsBare(b *testing.B) {
 	b.ReportMetric(float64(bp.Microseconds()), "bare-p50-µs")
 	b.ReportMetric(float64(sp)/float64(bp), "session/bare")
 }
-
