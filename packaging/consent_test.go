@@ -14,7 +14,8 @@ func TestSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Yolop.MCPServers = []MCPServer{{Name: "docs", Type: "http", URL: "https://docs.example/mcp"}, {Name: "fs", Type: "stdio", Command: "npx", Args: []string{"fs-mcp"}, Env: map[string]string{"ROOT": "/"}}}
+	m.Yolop.MCPServers = []MCPServer{{Name: "docs", Type: "http", URL: "https://docs.example/mcp"}, {Name: "fs", Type: "stdio", Command: "npx", Args: []string{"fs-mcp"}, Env: map[string]string{"ROOT": "s3cr3t-mcp"}}}
+	m.Yolop.CapabilityServer.Env = map[string]string{"API_BASE": "s3cr3t-server"}
 	m.Yolop.Prompt = &Prompt{Text: "hello", Dynamic: true, MaxBytes: 4096}
 	m.Yolop.Commands = []Command{{Name: "ping"}}
 	m.Yolop.Tools[0].NeverDefer, m.Yolop.Tools[0].Streaming = true, true
@@ -38,8 +39,8 @@ func TestSummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, "/\n") && strings.Contains(s, "ROOT=/") {
-		t.Error("summary printed an env value")
+	if strings.Contains(s, "s3cr3t") || !strings.Contains(s, "env: API_BASE") {
+		t.Errorf("summary must name env variables, never their values:\n%s", s)
 	}
 }
 

@@ -192,6 +192,12 @@ type journal struct {
 	LockSHA256 string `json:"lock_sha256"`
 }
 
+// safeDirName reports whether a journal's directory name is a plain name
+// with the expected prefix, so a tampered journal cannot point elsewhere.
+func safeDirName(name, prefix string) bool {
+	return strings.HasPrefix(name, prefix) && !strings.ContainsAny(name, `/\`) && !strings.Contains(name, "..")
+}
+
 func (s *Store) journalPath() string { return filepath.Join(s.ExtensionsDir(), journalName) }
 
 func (s *Store) recover() error {
@@ -205,7 +211,7 @@ func (s *Store) recover() error {
 	default:
 		var j journal
 		if err := json.Unmarshal(data, &j); err != nil || !slugRE.MatchString(j.Name) ||
-			!strings.HasPrefix(j.Aside, asidePrefix) || (j.Staged != "" && !strings.HasPrefix(j.Staged, stagingPrefix)) {
+			!safeDirName(j.Aside, asidePrefix) || (j.Staged != "" && !safeDirName(j.Staged, stagingPrefix)) {
 			return fmt.Errorf("install journal %s is unreadable; extensions.lock and %s were left untouched: inspect them, then delete the journal by hand", jp, ext)
 		}
 		if err := s.applyJournal(j); err != nil {
@@ -549,15 +555,15 @@ func manifestListing(m *Manifest) (FileListing, error) {
 // directory is left alone) and its lock entry.
 func (s *Store) Remove(ctx context.Context, name string) error {
 	return s.write(ctx, func() error {
+		if !slugRE.MatchString(name) {
+			return fmt.Errorf("remove %q: not a valid extension name", name)
+		}
 		lock, err := s.readLock()
 		if err != nil {
 			return err
 		}
 		if !lock.Delete(name) && !exists(filepath.Join(s.ExtensionsDir(), name)) {
 			return fmt.Errorf("remove %s: %w (see `yolop ext list`)", name, ErrNotInstalled)
-		}
-		if !slugRE.MatchString(name) {
-			return fmt.Errorf("remove %q: not a valid extension name", name)
 		}
 		if err := os.MkdirAll(s.ExtensionsDir(), 0o755); err != nil {
 			return err

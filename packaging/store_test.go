@@ -452,10 +452,13 @@ func TestRecoveryIsIdempotent(t *testing.T) {
 		}
 		assertNoLeftovers(t, s)
 	}
-	// An unreadable journal stops recovery without touching anything.
-	os.WriteFile(s.journalPath(), []byte("{"), 0o644)
-	if err := s.Recover(ctx); err == nil || !strings.Contains(err.Error(), ".txn.json") {
-		t.Errorf("want an error naming the journal, got %v", err)
+	// An unreadable or tampered journal stops recovery without touching
+	// anything.
+	for _, bad := range []string{"{", `{"name":"demo","aside":".old-/../../demo","lock_sha256":""}`, `{"name":"demo","aside":".old-x","staged":"../demo"}`} {
+		os.WriteFile(s.journalPath(), []byte(bad), 0o644)
+		if err := s.Recover(ctx); err == nil || !strings.Contains(err.Error(), ".txn.json") {
+			t.Errorf("journal %s: want an error naming the journal, got %v", bad, err)
+		}
 	}
 	os.Remove(s.journalPath())
 	if after := snapshot(t, s); after != before {
