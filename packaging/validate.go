@@ -23,17 +23,19 @@ import (
 	"golang.org/x/text/message"
 )
 
-// SchemaJSON is the published manifest JSON Schema (Draft 2020-12), the
-// same bytes as schema/manifest/v1/plugin.schema.json in the repository.
-//
 //go:embed plugin.schema.json
-var SchemaJSON []byte
+var schemaJSON []byte
+
+// SchemaJSON returns (a copy of) the published manifest JSON Schema (Draft
+// 2020-12): the same bytes as schema/manifest/v1/plugin.schema.json in the
+// repository.
+func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 
 const schemaURL = "https://yolop.dev/schema/manifest/v1/plugin.schema.json"
 
-// compiledSchema compiles SchemaJSON once; the result is immutable.
+// compiledSchema compiles the embedded schema once; the result is immutable.
 var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
 		return nil, fmt.Errorf("embedded manifest schema: %w", err)
 	}
