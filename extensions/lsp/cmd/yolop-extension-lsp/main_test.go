@@ -35,7 +35,6 @@ func TestMain(m *testing.M) {
 
 // host is a test host speaking YEP to a spawned extension process.
 type host struct {
-	t    *testing.T
 	cmd  *exec.Cmd
 	conn *jsonrpc.Conn
 

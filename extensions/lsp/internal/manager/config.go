@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -97,13 +98,13 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	for key, sc := range c.Servers {
 		d := merged[key]
 		if sc.Command != "" {
-			d.Command = sc.Command
-			if sc.Args == nil {
-				d.Args = nil // a new command does not inherit the default's args
-			}
-			if sc.Install == "" {
+			// Another program does not inherit the default's args and
+			// install hint; the same program at another path does.
+			if filepath.Base(sc.Command) != filepath.Base(d.Command) {
+				d.Args = nil
 				d.Install = ""
 			}
+			d.Command = sc.Command
 		}
 		if sc.Args != nil {
 			d.Args = sc.Args

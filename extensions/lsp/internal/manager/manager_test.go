@@ -28,16 +28,24 @@ func TestParseConfig(t *testing.T) {
 	cfg, err := ParseConfig(json.RawMessage(`{
 		"servers": {
 			"go": {"command": "/opt/gopls", "args": ["-rpc.trace"]},
+			"typescript": {"command": "/opt/bin/typescript-language-server"},
+			"rust": {"command": "ra-multiplex"},
 			"python": {"extensions": ["py"]},
 			"zig": {"command": "zls", "extensions": [".zig"]},
-			"rust": {"disabled": true}
+			"c": {"disabled": true, "extensions": [".c"]}
 		},
 		"request_timeout_ms": 1234
 	}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := cfg.Servers["go"]; g.Command != "/opt/gopls" || len(g.Args) != 1 || g.Extensions[0] != ".go" || g.Install != "" {
+	if ts := cfg.Servers["typescript"]; ts.Args[0] != "--stdio" || ts.Install == "" {
+		t.Errorf("the same server at another path lost its args: %+v", ts)
+	}
+	if r := cfg.Servers["rust"]; r.Args != nil || r.Install != "" || r.Extensions[0] != ".rs" {
+		t.Errorf("another program inherited the default's args or install hint: %+v", r)
+	}
+	if g := cfg.Servers["go"]; g.Command != "/opt/gopls" || len(g.Args) != 1 || g.Extensions[0] != ".go" || g.Install == "" {
 		t.Errorf("go override: %+v", g)
 	}
 	if p := cfg.Servers["python"]; p.Command != "pyright-langserver" || p.Args[0] != "--stdio" || p.Extensions[0] != ".py" || len(p.Extensions) != 1 {
@@ -46,15 +54,15 @@ func TestParseConfig(t *testing.T) {
 	if z := cfg.Servers["zig"]; z.Command != "zls" {
 		t.Errorf("new server: %+v", z)
 	}
-	if ts := cfg.Servers["typescript"]; ts.Command != "typescript-language-server" || !strings.Contains(ts.Install, "typescript@6") {
-		t.Errorf("typescript default: %+v", ts)
+	if py := DefaultServers()["typescript"]; py.Command != "typescript-language-server" || !strings.Contains(py.Install, "typescript@6") {
+		t.Errorf("typescript default: %+v", py)
 	}
 	if cfg.RequestTimeout() != 1234*time.Millisecond || cfg.StartupTimeout() != time.Minute {
 		t.Errorf("timeouts: %v %v", cfg.RequestTimeout(), cfg.StartupTimeout())
 	}
 	m := New("/w", cfg, Options{})
-	if _, err := m.KeyFor("/w/x.rs"); !errors.Is(err, ErrNoServer) {
-		t.Errorf("disabled rust still handles .rs: %v", err)
+	if _, err := m.KeyFor("/w/x.c"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("a disabled server still handles .c: %v", err)
 	}
 	if k, _ := m.KeyFor("/w/a/B.PY"); k != "python" {
 		t.Errorf("KeyFor(.PY) = %q", k)

@@ -1,0 +1,120 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"yolop.dev/extensions/lsp/internal/client"
+	"yolop.dev/extensions/lsp/internal/lsptest"
+	"yolop.dev/extensions/lsp/internal/manager"
+)
+
+// serviceWith runs a manager with cfg on a copy of fixture.
+func serviceWith(t *testing.T, fixture, cfg string) (*Service, string) {
+	t.Helper()
+	root := lsptest.Fixture(t, fixture)
+	c, err := manager.ParseConfig(json.RawMessage(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manager.New(root, c, manager.Options{})
+	t.Cleanup(m.Shutdown)
+	return New(m, nil), root
+}
+
+// TestPyright runs the tools against pyright-langserver installed from npm
+// into testdata/node (npm ci --prefix extensions/lsp/testdata/node).
+func TestPyright(t *testing.T) {
+	bin := filepath.Join(lsptest.ModuleDir(), "testdata", "node", "node_modules", ".bin", "pyright-langserver")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("pyright is not installed in testdata/node (%v); run `npm ci --prefix extensions/lsp/testdata/node` to run this test", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed; pyright-langserver needs it")
+	}
+	cfgJSON, _ := json.Marshal(map[string]any{
+		"servers":             map[string]any{"python": map[string]any{"command": bin}},
+		"diagnostics_wait_ms": 30000,
+		"request_timeout_ms":  60000,
+	})
+	svc, root := serviceWith(t, "pyproj", string(cfgJSON))
+	cfgArgs := func(v any) json.RawMessage { return args(v) }
+	ctx := context.Background()
+
+	out, err := svc.Definition(ctx, cfgArgs(PositionArgs{File: "main.py", Line: 3, Symbol: "hello"}))
+	if err != nil || !strings.HasPrefix(out, "pkg/greet.py:4:5: def hello(name: str) -> str:") {
+		t.Fatalf("definition = %q, %v", out, err)
+	}
+	out, err = svc.References(ctx, cfgArgs(ReferencesArgs{PositionArgs: PositionArgs{File: "pkg/greet.py", Line: 4, Symbol: "hello"}}))
+	if err != nil || !strings.Contains(out, "main.py:3:7:") || !strings.Contains(out, "pkg/greet.py:10:12:") {
+		t.Fatalf("references = %q, %v", out, err)
+	}
+	out, err = svc.Hover(ctx, cfgArgs(PositionArgs{File: "main.py", Line: 3, Symbol: "hello"}))
+	if err != nil || !strings.Contains(out, "def hello(name: str) -> str") {
+		t.Fatalf("hover = %q, %v", out, err)
+	}
+	if h, err := svc.Manager().For(ctx, filepath.Join(root, "main.py")); err == nil {
+		t.Logf("pyright %s: encoding %s, pull diagnostics %v", h.Name, h.Client.Encoding(), client.Supported(h.Client.Capabilities().DiagnosticProvider))
+	}
+	os.WriteFile(filepath.Join(root, "main.py"), []byte("from pkg.greet import hello\n\nprint(hello(1, 2))\n"), 0o644)
+	out, err = svc.Diagnostics(ctx, cfgArgs(DiagnosticsArgs{File: "main.py"}))
+	if err != nil || !strings.Contains(out, "main.py:3:") || !strings.Contains(out, "error") {
+		t.Fatalf("diagnostics after a bad edit = %q, %v", out, err)
+	}
+	os.WriteFile(filepath.Join(root, "main.py"), []byte("from pkg.greet import hello\n\nprint(hello(\"world\"))\n"), 0o644)
+	out, err = svc.Rename(ctx, cfgArgs(RenameArgs{PositionArgs: PositionArgs{File: "pkg/greet.py", Line: 4, Symbol: "hello"}, NewName: "greet"}), nil)
+	if err != nil || !strings.Contains(out, "main.py") || !strings.Contains(out, "pkg/greet.py") {
+		t.Fatalf("rename = %q, %v", out, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "main.py"))
+	if string(b) != "from pkg.greet import greet\n\nprint(greet(\"world\"))\n" {
+		t.Fatalf("main.py after rename:\n%s", b)
+	}
+	out, err = svc.Symbols(ctx, cfgArgs(SymbolsArgs{File: "pkg/greet.py"}))
+	if err != nil || !strings.Contains(out, "Function greet") || !strings.Contains(out, "Function shout") {
+		t.Fatalf("symbols = %q, %v", out, err)
+	}
+}
+
+// TestRustAnalyzer runs the tools against rust-analyzer when it works.
+func TestRustAnalyzer(t *testing.T) {
+	if out, err := exec.Command("rust-analyzer", "--version").CombinedOutput(); err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		t.Skipf("rust-analyzer is not usable (`rust-analyzer --version`: %v: %s); install it with `rustup component add rust-analyzer` to run this test", err, first)
+	}
+	if _, err := exec.LookPath("cargo"); err != nil {
+		t.Skip("cargo is not installed; rust-analyzer needs it to load the project")
+	}
+	svc, _ := serviceWith(t, "rustproj", `{"request_timeout_ms": 120000}`)
+	out, err := svc.Definition(context.Background(), args(PositionArgs{File: "src/main.rs", Line: 4, Symbol: "hello"}))
+	if err != nil || !strings.HasPrefix(out, "src/greet.rs:2:8:") {
+		t.Fatalf("definition = %q, %v", out, err)
+	}
+}
+
+// TestGoplsPullDiagnostics exercises the pull path (textDocument/diagnostic)
+// with gopls's pullDiagnostics option.
+func TestGoplsPullDiagnostics(t *testing.T) {
+	lsptest.RequireGopls(t)
+	svc, root := serviceWith(t, "gomod", `{"servers": {"go": {"initialization_options": {"pullDiagnostics": true}}}}`)
+	ctx := context.Background()
+	shout := filepath.Join(root, "greet", "shout.go")
+	h, err := svc.Manager().For(ctx, shout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !client.Supported(h.Client.Capabilities().DiagnosticProvider) {
+		t.Skip("this gopls does not offer pull diagnostics (pullDiagnostics option)")
+	}
+	b, _ := os.ReadFile(shout)
+	os.WriteFile(shout, []byte(strings.Replace(string(b), "Hello(name)", "loud(name)", 1)), 0o644)
+	out, err := svc.Diagnostics(ctx, args(DiagnosticsArgs{File: "greet/shout.go"}))
+	if err != nil || !strings.Contains(out, "greet/shout.go:7:") || !strings.Contains(out, "undefined: loud") {
+		t.Fatalf("pulled diagnostics = %q, %v", out, err)
+	}
+}

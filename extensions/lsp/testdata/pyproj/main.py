@@ -1,0 +1,3 @@
+from pkg.greet import hello
+
+print(hello("world"))
