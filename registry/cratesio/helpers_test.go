@@ -19,6 +19,15 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Re-executed as a helper process by the crash-consistency test.
+	if os.Getenv("CRATESIO_TEST_HELPER") == "unpack-stdin" {
+		err := Unpack(os.Stdin, 0, os.Getenv("CRATESIO_TEST_DEST"), UnpackOptions{Prefix: pfx, MaxTotalBytes: 1 << 30})
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
 }
 

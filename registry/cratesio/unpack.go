@@ -181,10 +181,8 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 		stream = ar
 	}
 	cr := &capReader{r: stream, limit: total}
-	pool := newWritePool(4)
-	dirs := &dirCache{root: root, roots: map[string]*os.Root{}, pool: pool}
+	dirs := &dirCache{root: root, roots: map[string]*dirHandle{}}
 	defer dirs.close()
-	defer pool.wait() // runs first: no worker still uses a root or the tree
 	tr := tar.NewReader(cr)
 	fold := cases.Fold()
 	seen := map[string]seenEntry{}
@@ -286,18 +284,18 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 			return fmt.Errorf("creating directory %s: %w", path.Dir(rel), err)
 		}
 		perm := fs.FileMode(hdr.Mode)&0o777 | 0o400
-		if hdr.Size <= poolFileMax {
-			// Small file: read it here, create and write it on a worker.
-			data := make([]byte, hdr.Size)
+		if hdr.Size <= int64(len(buf)) {
+			// Small file: read it whole, then create and write it in one go.
+			data := buf[:hdr.Size]
 			if _, err := io.ReadFull(tr, data); err != nil {
 				return wrapStreamErr(err)
 			}
-			if err := pool.submit(writeJob{root: parentRoot, name: path.Base(rel), rel: rel, perm: perm, data: data}); err != nil {
-				return err
+			if err := createFile(parentRoot, path.Base(rel), perm, data); err != nil {
+				return fmt.Errorf("writing %s: %w", rel, err)
 			}
 			continue
 		}
-		f, err := parentRoot.OpenFile(path.Base(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err := parentRoot.root.OpenFile(path.Base(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err != nil {
 			return fmt.Errorf("creating %s: %w", rel, err)
 		}
@@ -313,9 +311,6 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 			return wrapStreamErr(err)
 		}
 	}
-	if err := pool.wait(); err != nil {
-		return err
-	}
 	// Read to the end of the gzip stream: this checks the CRC and rejects
 	// trailing data after the gzip member (cargo's flate2 would ignore it).
 	if _, err := io.CopyBuffer(io.Discard, cr, buf); err != nil {
@@ -324,23 +319,38 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 	return nil
 }
 
-// dirCache creates directories once and keeps an [os.Root] open on each,
-// so a file is created with one openat relative to its directory instead
-// of a walk from the top. Every root is still confined to the tree.
+// dirCache creates directories once and keeps a handle open on each, so
+// a file is created with one openat relative to its directory instead of
+// a walk from the top. Every handle is opened through the tree's
+// [os.Root], so it is confined to the tree.
 type dirCache struct {
 	root  *os.Root
-	roots map[string]*os.Root
-	pool  *writePool
+	top   *dirHandle
+	roots map[string]*dirHandle
+}
+
+// A dirHandle is one directory of the tree: an [os.Root] for general use
+// and an open directory file whose descriptor the Linux fast path uses.
+type dirHandle struct {
+	root *os.Root
+	dir  *os.File
 }
 
 const maxCachedDirs = 256
 
-func (d *dirCache) get(dir string) (*os.Root, error) {
+func (d *dirCache) get(dir string) (*dirHandle, error) {
 	if dir == "." || dir == "" {
-		return d.root, nil
+		if d.top == nil {
+			f, err := d.root.Open(".")
+			if err != nil {
+				return nil, err
+			}
+			d.top = &dirHandle{root: d.root, dir: f}
+		}
+		return d.top, nil
 	}
-	if r, ok := d.roots[dir]; ok {
-		return r, nil
+	if h, ok := d.roots[dir]; ok {
+		return h, nil
 	}
 	if err := d.root.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -349,22 +359,36 @@ func (d *dirCache) get(dir string) (*os.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(d.roots) >= maxCachedDirs {
-		// Workers may hold these roots: let them finish first.
-		if err := d.pool.wait(); err != nil {
-			r.Close()
-			return nil, err
-		}
-		d.close()
+	f, err := r.Open(".")
+	if err != nil {
+		r.Close()
+		return nil, err
 	}
-	d.roots[dir] = r
-	return r, nil
+	h := &dirHandle{root: r, dir: f}
+	if len(d.roots) >= maxCachedDirs {
+		d.closeSubdirs()
+	}
+	d.roots[dir] = h
+	return h, nil
 }
 
-func (d *dirCache) close() {
-	for k, r := range d.roots {
-		r.Close()
+func (h *dirHandle) close() {
+	h.dir.Close()
+	h.root.Close()
+}
+
+func (d *dirCache) closeSubdirs() {
+	for k, h := range d.roots {
+		h.close()
 		delete(d.roots, k)
+	}
+}
+
+// close releases every handle.
+func (d *dirCache) close() {
+	d.closeSubdirs()
+	if d.top != nil {
+		d.top.dir.Close() // d.top.root is the tree's root, closed by the caller
 	}
 }
 
