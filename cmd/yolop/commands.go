@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"yolop.dev/cmd/yolop/internal/builtin"
+	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
 	"yolop.dev/core/host"
+	"yolop.dev/packaging"
 )
 
 // extraCommands lists the subcommands beyond session and demo: ext and
@@ -15,20 +18,82 @@ func (a *app) extraCommands() []*cobra.Command {
 	return []*cobra.Command{a.extCmd(), a.registryCmd()}
 }
 
-// builtins returns the always-on built-in capabilities of a session.
-func (a *app) builtins() []host.Capability { return nil }
+// allowFileGitEnv, set to 1, lets `yolop ext install` fetch file:// git
+// URLs. It exists for tests (real repositories in a temp dir); users
+// install a local directory as a path source instead.
+const allowFileGitEnv = "YOLOP_ALLOW_FILE_GIT"
+
+// manager returns the extension manager over the config directory: the
+// one code path behind the ext verbs, the session's enabled extensions and
+// the built-in extensions capability.
+func (a *app) manager() (*extmgr.Manager, error) {
+	return extmgr.Default(extmgr.Options{
+		AllowFileGit: os.Getenv(allowFileGitEnv) == "1",
+		FetchCrate: func(src packaging.Source, registry string, build bool) extmgr.FetchFunc {
+			return a.fetchCrate(src, crateInstall{Registry: registry, Build: build})
+		},
+	})
+}
+
+// A builtinOption wires a built-in capability to the running session.
+type builtinOption func(*builtin.ExtensionsOptions)
+
+// withAsk gives the extensions capability the session's ask sink, so an
+// agent-driven install can ask the user for consent.
+func withAsk(s host.AskSink) builtinOption {
+	return func(o *builtin.ExtensionsOptions) { o.Ask = s }
+}
+
+// withSession makes enable/disable through the extensions capability live
+// in the running session.
+func withSession(activate func(host.Grant), deactivate func(string) bool) builtinOption {
+	return func(o *builtin.ExtensionsOptions) { o.Activate, o.Deactivate = activate, deactivate }
+}
+
+// builtins returns the always-on built-in capabilities of a session: the
+// extensions capability. Without withAsk it refuses installs (it has no
+// way to ask for consent).
+func (a *app) builtins(opts ...builtinOption) []host.Capability {
+	m, err := a.manager()
+	if err != nil {
+		a.log.Warn("the built-in extensions capability is unavailable", "error", err)
+		return nil
+	}
+	var o builtin.ExtensionsOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return []host.Capability{builtin.NewExtensions(m, o)}
+}
 
 // enabledGrants returns the grants of every extension enabled in
-// settings.toml, with warnings for those that cannot load.
-func (a *app) enabledGrants(ctx context.Context) ([]host.Grant, []string) { return nil, nil }
+// settings.toml, with warnings for those that cannot load (not installed,
+// tampered, malformed, bad config); none of those is fatal.
+func (a *app) enabledGrants(ctx context.Context) ([]host.Grant, []string) {
+	m, err := a.manager()
+	if err != nil {
+		return nil, []string{"no extensions loaded: " + err.Error()}
+	}
+	return m.Grants(ctx)
+}
 
 // enableExtension persists an installed extension as enabled and returns
-// its grant, for /enable in a live session.
+// its grant, for /enable in a live session. An extension whose files
+// changed since approval is refused.
 func (a *app) enableExtension(ctx context.Context, name string, ask host.AskSink) (host.Grant, error) {
-	return host.Grant{}, fmt.Errorf("no extension %q is installed; install it with `yolop ext install`", name)
+	m, err := a.manager()
+	if err != nil {
+		return host.Grant{}, err
+	}
+	return m.Enable(ctx, name)
 }
 
 // disableExtension persists an extension as disabled.
 func (a *app) disableExtension(ctx context.Context, name string) error {
-	return fmt.Errorf("no extension %q is enabled", name)
+	m, err := a.manager()
+	if err != nil {
+		return err
+	}
+	_, err = m.Disable(ctx, name)
+	return err
 }

@@ -7,7 +7,20 @@ func (a *app) extCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ext",
 		Short: "Install, approve, enable and inspect extensions",
+		Long: `Manage the extensions installed in the config directory
+($YOLOP_CONFIG_DIR, else the user config dir + /yolop).
+
+  install <source>   read the package, show what it contributes, ask, install
+  list               installed extensions, their health, tools and config
+  enable <name>      turn one on (a settings.toml [[capabilities]] entry)
+  disable <name>     turn one off (it stays installed)
+  update [name]      re-resolve the source; a widening change asks again
+  remove <name>      uninstall and drop its settings entry`,
 	}
-	cmd.AddCommand(a.extDoctorCmd(), a.extPackCmd(), a.extSecretCmd())
+	cmd.AddCommand(
+		a.extInstallCmd(), a.extListCmd(), a.extEnableCmd(), a.extDisableCmd(),
+		a.extUpdateCmd(), a.extRemoveCmd(),
+		a.extDoctorCmd(), a.extPackCmd(), a.extSecretCmd(),
+	)
 	return cmd
 }

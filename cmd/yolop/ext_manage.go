@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"yolop.dev/cmd/yolop/internal/builtin"
+	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
+	"yolop.dev/packaging"
+)
+
+// consent returns the CLI's consent: print the proposal (summary or diff),
+// then accept with --yes, ask y/N on a terminal, or refuse without one.
+// rerun is the command to repeat with --yes.
+func (a *app) consent(yes bool, rerun string) extmgr.Consent {
+	return func(ctx context.Context, p extmgr.Proposal) error {
+		fmt.Fprintln(a.stdout, strings.TrimRight(p.Text, "\n"))
+		verb := "Install"
+		if !p.Fresh {
+			verb = "Apply this update to"
+		}
+		if yes {
+			fmt.Fprintf(a.stdout, "%s %s: approved with --yes\n", verb, p.Name)
+			return nil
+		}
+		f, ok := a.stdin.(*os.File)
+		if !ok || !isTerminal(f) {
+			return fmt.Errorf("%w: there is no terminal to ask on, and nothing was changed; read the summary above, then re-run with --yes to approve it:\n  %s --yes", packaging.ErrNotApproved, rerun)
+		}
+		fmt.Fprintf(a.stdout, "%s %s? [y/N] ", verb, p.Name)
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		if ans := strings.ToLower(strings.TrimSpace(line)); ans == "y" || ans == "yes" {
+			return nil
+		}
+		return fmt.Errorf("%w: declined, nothing was changed", packaging.ErrNotApproved)
+	}
+}
+
+func (a *app) extInstallCmd() *cobra.Command {
+	var (
+		yes            bool
+		name, registry string
+		build          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "install <source>",
+		Short: "Install an extension after showing what it contributes",
+		Long: `Install an extension from a source:
+
+  <path>                      a package directory, referenced in place (the dev loop)
+  <git-url>[@rev]             https://, ssh:// or git@host:path; rev is a branch, tag or commit
+  crates.io:<crate>[@version] a crate on crates.io (or --registry sparse+URL)
+  <name>[@version]            shorthand for crates.io:yolop-extension-<name>
+
+The package is fetched into a staging directory and its manifest is read
+(never executed). The contribution summary — server command, tools, hooks,
+MCP servers, prompt, opt-ins, config fields — is printed before anything is
+installed. On a terminal you are asked y/N; --yes approves for scripts;
+without a terminal and without --yes nothing is installed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := a.manager()
+			if err != nil {
+				return err
+			}
+			rerun := "yolop ext install " + args[0]
+			if name != "" {
+				rerun += " --name " + name
+			}
+			out, err := m.Install(cmd.Context(), extmgr.InstallRequest{
+				Source: args[0], Name: name, Registry: registry, Build: build,
+				Consent: a.consent(yes, rerun),
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, builtin.OutcomeText(out))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve the contribution summary without asking (read it first)")
+	cmd.Flags().StringVar(&name, "name", "", "the extension `name` the manifest must declare")
+	cmd.Flags().StringVar(&registry, "registry", "", "sparse registry for crate sources (`sparse+URL`; default crates.io)")
+	cmd.Flags().BoolVar(&build, "build", false, "allow `cargo install` when a crate has no prebuilt binary for this platform")
+	return cmd
+}
+
+func (a *app) extListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List installed extensions: source, enabled, health, tools, config",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := a.manager()
+			if err != nil {
+				return err
+			}
+			list, err := m.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(a.stdout, "no extensions installed; install one with `yolop ext install <source>`")
+				return nil
+			}
+			for _, in := range list {
+				fmt.Fprint(a.stdout, builtin.InfoText(in))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func (a *app) extEnableCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:               "enable <name>",
+		Short:             "Enable an installed extension in settings.toml",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeInstalled,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := a.manager()
+			if err != nil {
+				return err
+			}
+			if _, err := m.Enable(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "enabled %s (%s); it loads in the next `yolop session`\n", args[0], m.Settings().Path())
+			return nil
+		},
+	}
+}
+
+func (a *app) extDisableCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:               "disable <name>",
+		Short:             "Disable an extension (it stays installed)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeEnabled,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := a.manager()
+			if err != nil {
+				return err
+			}
+			changed, err := m.Disable(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if !changed {
+				fmt.Fprintf(a.stdout, "%s was not enabled\n", args[0])
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "disabled %s (%s)\n", args[0], m.Settings().Path())
+			return nil
+		},
+	}
+}
+
+func (a *app) extRemoveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:               "remove <name>",
+		Short:             "Uninstall an extension and drop its settings entry",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeInstalled,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := a.manager()
+			if err != nil {
+				return err
+			}
+			if err := m.Remove(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "removed %s\n", args[0])
+			return nil
+		},
+	}
+}
+
+func (a *app) extUpdateCmd() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "update [name]",
+		Short: "Re-resolve installed extensions; a widening change asks again",
+		Long: `Re-resolve the recorded source of one extension (or all of them).
+Identical content is a no-op. A change that widens the grant (a new tool,
+hook, MCP server, opt-in, a changed server command, ...) prints the
+contribution diff and needs consent again (y/N on a terminal, or --yes);
+a narrowing change is applied with a note. extensions.lock changes only
+after consent. An installed copy whose files were changed on disk is
+re-fetched after consent.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: a.completeInstalled,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := a.manager()
+			if err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				if names, err = m.Names(cmd.Context()); err != nil {
+					return err
+				}
+				if len(names) == 0 {
+					fmt.Fprintln(a.stdout, "no extensions installed")
+					return nil
+				}
+			}
+			var errs []error
+			for _, n := range names {
+				out, err := m.Update(cmd.Context(), n, a.consent(yes, "yolop ext update "+n))
+				if err != nil {
+					errs = append(errs, fmt.Errorf("update %s: %w", n, err))
+					continue
+				}
+				fmt.Fprintln(a.stdout, builtin.OutcomeText(out))
+			}
+			return errors.Join(errs...)
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve a widening change without asking (read the diff first)")
+	return cmd
+}
+
+// completeInstalled completes installed extension names.
+func (a *app) completeInstalled(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	m, err := a.manager()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	names, err := m.Names(cmd.Context())
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeEnabled completes the extensions enabled in settings.toml.
+func (a *app) completeEnabled(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	m, err := a.manager()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	names, err := m.Settings().Enabled(cmd.Context())
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,501 @@
+// Package extmgr is the one implementation of extension management that
+// both the `yolop ext` CLI and the built-in `extensions` capability call:
+// install and update with consent, list, enable, disable and remove, and
+// the grants a session starts from.
+//
+// It joins three stores: the package store and extensions.lock
+// ([packaging.Store]), settings.toml ([settings.File]) for which
+// extensions are enabled and their capability config, and the fetchers
+// for each source kind (a path is referenced in place, a git URL is
+// fetched with registry/git, a crate through an injected fetcher).
+// Reading a manifest never executes anything; nothing is installed until a
+// [Consent] accepts the contribution summary or diff.
+package extmgr
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"yolop.dev/cmd/yolop/internal/extload"
+	"yolop.dev/cmd/yolop/internal/settings"
+	"yolop.dev/core/host"
+	"yolop.dev/packaging"
+	"yolop.dev/registry/git"
+)
+
+// FetchFunc fills an empty staging directory with a package.
+type FetchFunc = func(ctx context.Context, dir string) (packaging.FetchResult, error)
+
+// Options configure a [Manager]. Store and Settings are required.
+type Options struct {
+	Store    *packaging.Store
+	Settings *settings.File
+	// AllowFileGit accepts file:// git URLs. Tests only; zero refuses them.
+	AllowFileGit bool
+	// FetchCrate returns the fetcher for a crates.io or sparse-registry
+	// source (registry is "sparse+URL" or "" for crates.io; build allows
+	// `cargo install`). Nil refuses crate sources with a clear error.
+	FetchCrate func(src packaging.Source, registry string, build bool) FetchFunc
+	// SecretSet reports whether a secret config field has a value in the
+	// credential store. Nil means no secret is set anywhere.
+	SecretSet func(ext, field string) bool
+}
+
+// A Manager manages installed extensions. It holds no state of its own
+// beyond its options; every call reads the store and settings afresh, so a
+// Manager is safe for concurrent use.
+type Manager struct {
+	o Options
+}
+
+// New returns a Manager over o.
+func New(o Options) *Manager { return &Manager{o: o} }
+
+// Default returns a Manager over the store and settings in
+// [packaging.ConfigDir], with o's other options.
+func Default(o Options) (*Manager, error) {
+	dir, err := packaging.ConfigDir()
+	if err != nil {
+		return nil, err
+	}
+	o.Store = packaging.NewStore(dir)
+	o.Settings = settings.New(dir)
+	return New(o), nil
+}
+
+// Store is the package store.
+func (m *Manager) Store() *packaging.Store { return m.o.Store }
+
+// Settings is settings.toml.
+func (m *Manager) Settings() *settings.File { return m.o.Settings }
+
+// A Proposal is what the user is asked to approve.
+type Proposal struct {
+	Name   string
+	Source string
+	// Fresh is true when nothing was approved for this name before.
+	Fresh bool
+	Next  *packaging.Manifest
+	// Prev is the previously approved manifest, nil when Fresh.
+	Prev   *packaging.Manifest
+	Change packaging.Change
+	// Text is what the user must read before answering: the contribution
+	// summary of a fresh install, or the contribution diff of an update.
+	Text string
+}
+
+// A Consent asks the user to approve p. A nil error accepts; an error
+// (ideally wrapping [packaging.ErrNotApproved]) declines and nothing is
+// installed. It is called after the package is staged and read, before
+// anything lands, under the store lock.
+type Consent func(ctx context.Context, p Proposal) error
+
+// InstallRequest describes one install.
+type InstallRequest struct {
+	// Source is a path, <git-url>[@rev], crates.io:<crate>[@ver] or a bare
+	// extension name.
+	Source string
+	// Name, if set, is the extension name the manifest must declare.
+	Name string
+	// Registry is the sparse registry ("sparse+URL") for crate sources;
+	// empty means crates.io.
+	Registry string
+	// Build allows `cargo install` for crate sources.
+	Build bool
+	// Consent approves a fresh install or a widening update. Nil declines
+	// both (a non-widening update needs no consent).
+	Consent Consent
+}
+
+// An Outcome reports a finished install or update.
+type Outcome struct {
+	Name   string
+	Source string
+	Kind   packaging.SourceKind
+	// Fresh: nothing was approved for this name before.
+	Fresh bool
+	// Unchanged: identical content and source; nothing was written.
+	Unchanged bool
+	// Change is the contribution diff against the previous approval.
+	Change packaging.Change
+	Entry  packaging.LockEntry
+	// Enabled says whether settings.toml enables the extension.
+	Enabled bool
+	// Warnings are manifest warnings and skipped git submodules.
+	Warnings []string
+}
+
+// Install stages the source, shows the proposal to req.Consent and
+// commits only after consent (for an update that widens nothing, without
+// asking). An already-installed name is updated in place.
+func (m *Manager) Install(ctx context.Context, req InstallRequest) (*Outcome, error) {
+	src, err := packaging.SourceOptions{AllowFileURL: m.o.AllowFileGit}.Parse(req.Source)
+	if err != nil {
+		return nil, err
+	}
+	return m.install(ctx, src, req)
+}
+
+func (m *Manager) install(ctx context.Context, src packaging.Source, req InstallRequest) (*Outcome, error) {
+	out := &Outcome{Source: src.String(), Kind: src.Kind}
+	fetch, err := m.fetcher(src, req.Registry, req.Build, out)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.o.Store.Install(ctx, packaging.InstallOptions{
+		Source: src,
+		Fetch:  fetch,
+		Name:   req.Name,
+		Approve: func(next, prev *packaging.Manifest, ch packaging.Change) error {
+			p := proposal(src, next, prev, ch)
+			if !p.Fresh && !ch.Widens() {
+				return nil // narrowing or notes only: applied, reported in the outcome
+			}
+			if req.Consent == nil {
+				return fmt.Errorf("%w: no way to ask for consent", packaging.ErrNotApproved)
+			}
+			return req.Consent(ctx, p)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Name = res.Manifest.Name
+	out.Fresh = res.Previous == nil
+	out.Unchanged = res.Unchanged
+	out.Change = res.Change
+	out.Entry = res.Entry
+	out.Warnings = append(out.Warnings, res.Manifest.Warnings...)
+	if e, ok, err := m.o.Settings.Entry(ctx, out.Name); err == nil {
+		out.Enabled = ok && e.Enabled
+	}
+	return out, nil
+}
+
+func proposal(src packaging.Source, next, prev *packaging.Manifest, ch packaging.Change) Proposal {
+	p := Proposal{Name: next.Name, Source: src.String(), Fresh: prev == nil, Next: next, Prev: prev, Change: ch}
+	if p.Fresh {
+		p.Text = packaging.Summary(next)
+	} else {
+		p.Text = fmt.Sprintf("Contribution diff for %s (%s -> %s):\n%s", next.Name, prev.Version, next.Version, ch.String())
+	}
+	return p
+}
+
+// fetcher returns the staging fetcher for src (nil for a path source).
+func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out *Outcome) (FetchFunc, error) {
+	switch src.Kind {
+	case packaging.SourcePath:
+		return nil, nil
+	case packaging.SourceGit:
+		opts := git.Options{AllowFile: m.o.AllowFileGit}
+		return func(ctx context.Context, dir string) (packaging.FetchResult, error) {
+			r, err := git.Fetch(ctx, src.URL, src.Rev, dir, opts)
+			if err != nil {
+				return packaging.FetchResult{}, err
+			}
+			for _, s := range r.SkippedSubmodules {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("git submodule %s was not fetched (submodules never are)", s))
+			}
+			return packaging.FetchResult{Commit: r.Commit}, nil
+		}, nil
+	case packaging.SourceCrate:
+		if m.o.FetchCrate == nil {
+			return nil, fmt.Errorf("installing %s: crate sources are not available in this build; install from a path or a git URL", src)
+		}
+		return m.o.FetchCrate(src, registry, build), nil
+	}
+	return nil, fmt.Errorf("installing %s: unknown source kind %q", src, src.Kind)
+}
+
+// Update re-resolves the recorded source of an installed extension. An
+// identical content hash is a no-op (Outcome.Unchanged); a widening change
+// needs consent; a narrowing one is applied. A package whose store copy was
+// changed on disk is re-fetched and needs consent as a fresh install.
+func (m *Manager) Update(ctx context.Context, name string, consent Consent) (*Outcome, error) {
+	lock, err := m.o.Store.ReadLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := lock.Entry(name)
+	if e == nil {
+		return nil, fmt.Errorf("update %s: %w (see `yolop ext list`; install it with `yolop ext install <source>`)", name, packaging.ErrNotInstalled)
+	}
+	src, err := packaging.SourceOptions{AllowFileURL: m.o.AllowFileGit}.Parse(e.Source)
+	if err != nil {
+		return nil, fmt.Errorf("update %s: the recorded source %q no longer parses: %w", name, e.Source, err)
+	}
+	req := InstallRequest{Name: name, Registry: e.Registry, Consent: consent}
+	_, verr := m.o.Store.VerifyInstalled(ctx, name)
+	out, err := m.install(ctx, src, req)
+	if err != nil || verr == nil || !out.Unchanged || src.Kind == packaging.SourcePath {
+		return out, err
+	}
+	// The source still has the approved content but the store copy does
+	// not: ask again as for a fresh install, then replace the copy.
+	return m.reinstall(ctx, src, req, verr)
+}
+
+// reinstall replaces a damaged store copy with a fresh fetch of the same
+// approved source, after consent.
+func (m *Manager) reinstall(ctx context.Context, src packaging.Source, req InstallRequest, damage error) (*Outcome, error) {
+	lock, err := m.o.Store.ReadLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := lock.Entry(req.Name)
+	if e == nil {
+		return nil, fmt.Errorf("update %s: %w", req.Name, packaging.ErrNotInstalled)
+	}
+	approved, err := e.ApprovedManifest()
+	if err != nil {
+		return nil, err
+	}
+	if req.Consent == nil {
+		return nil, fmt.Errorf("update %s: %w: the installed copy must be re-approved (%v)", req.Name, packaging.ErrNotApproved, damage)
+	}
+	p := Proposal{Name: req.Name, Source: src.String(), Fresh: true, Next: approved, Change: packaging.Diff(nil, approved),
+		Text: fmt.Sprintf("The installed copy of %s was changed on disk (%v).\nRe-installing it from %s grants:\n%s", req.Name, damage, src, packaging.Summary(approved))}
+	if err := req.Consent(ctx, p); err != nil {
+		return nil, fmt.Errorf("update %s: %w", req.Name, err)
+	}
+	if err := m.o.Store.Remove(ctx, req.Name); err != nil {
+		return nil, err
+	}
+	// Accept exactly what was approved; anything else asks again.
+	inner := req
+	inner.Consent = func(ctx context.Context, p Proposal) error {
+		if packaging.Diff(approved, p.Next).Empty() {
+			return nil
+		}
+		return req.Consent(ctx, p)
+	}
+	out, err := m.install(ctx, src, inner)
+	if err != nil {
+		return nil, fmt.Errorf("update %s: the damaged copy was removed but re-installing failed; run `yolop ext install %s` again: %w", req.Name, src, err)
+	}
+	return out, nil
+}
+
+// Names lists the installed extension names (from extensions.lock).
+func (m *Manager) Names(ctx context.Context) ([]string, error) {
+	lock, err := m.o.Store.ReadLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range lock.Extensions {
+		names = append(names, e.Name)
+	}
+	return names, nil
+}
+
+// Enable checks an installed extension (its content hash must match the
+// approval), marks it enabled in settings.toml and returns its grant.
+func (m *Manager) Enable(ctx context.Context, name string) (host.Grant, error) {
+	v, err := m.o.Store.VerifyInstalled(ctx, name)
+	if err != nil {
+		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
+	}
+	ent, _, err := m.o.Settings.Entry(ctx, name)
+	if err != nil {
+		return host.Grant{}, err
+	}
+	g, err := grantOf(v.Manifest, ent.Config)
+	if err != nil {
+		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
+	}
+	if _, err := m.o.Settings.Enable(ctx, name); err != nil {
+		return host.Grant{}, err
+	}
+	return g, nil
+}
+
+// Disable marks an extension disabled in settings.toml. It reports
+// whether it was enabled; a name that is neither installed nor in
+// settings is an error.
+func (m *Manager) Disable(ctx context.Context, name string) (bool, error) {
+	changed, err := m.o.Settings.Disable(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	if changed {
+		return true, nil
+	}
+	names, err := m.Names(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !slices.Contains(names, name) {
+		return false, fmt.Errorf("no extension %q is installed or enabled (see `yolop ext list`)", name)
+	}
+	return false, nil
+}
+
+// Remove deletes an installed extension: its settings entry (config
+// included), its store copy and its lock entry. A path source's directory
+// is left alone.
+func (m *Manager) Remove(ctx context.Context, name string) error {
+	hadEntry, err := m.o.Settings.Remove(ctx, name)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", name, err)
+	}
+	err = m.o.Store.Remove(ctx, name)
+	if errors.Is(err, packaging.ErrNotInstalled) && hadEntry {
+		return nil // only a stale settings entry was left
+	}
+	return err
+}
+
+// Grants returns the grant of every enabled extension, in settings order.
+// An extension that cannot load — not installed, tampered, malformed,
+// invalid config — is skipped with a warning, never an error; so is a
+// malformed settings.toml.
+func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
+	ents, err := m.o.Settings.Extensions(ctx)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("no extensions loaded: %v", err)}
+	}
+	var gs []host.Grant
+	var warns []string
+	for _, e := range ents {
+		if !e.Enabled {
+			continue
+		}
+		v, err := m.o.Store.VerifyInstalled(ctx, e.Name)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
+			continue
+		}
+		g, err := grantOf(v.Manifest, e.Config)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
+			continue
+		}
+		for _, w := range v.Manifest.Warnings {
+			warns = append(warns, fmt.Sprintf("extension %s: %s", e.Name, w))
+		}
+		gs = append(gs, g)
+	}
+	return gs, warns
+}
+
+// grantOf validates cfg against the manifest's config schema and maps the
+// manifest onto a grant.
+func grantOf(mf *packaging.Manifest, cfg map[string]any) (host.Grant, error) {
+	var raw json.RawMessage
+	if cfg != nil {
+		if err := mf.ValidateConfig(cfg); err != nil {
+			return host.Grant{}, fmt.Errorf("its config in settings.toml is invalid: %w", err)
+		}
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			return host.Grant{}, fmt.Errorf("encoding its config: %w", err)
+		}
+		raw = b
+	}
+	return extload.FromManifest(mf, raw, nil)
+}
+
+// Info describes one extension for `list`.
+type Info struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+	// PathSource marks a path source: live, not hash-verified.
+	PathSource bool `json:"path_source"`
+	Installed  bool `json:"installed"`
+	Enabled    bool `json:"enabled"`
+	// Health is "ok" or "warning" (see Warnings).
+	Health   string   `json:"health"`
+	Warnings []string `json:"warnings,omitempty"`
+	Tools    []string `json:"tools"`
+	// Config lists the declared config fields and whether each is set;
+	// values are never reported.
+	Config []ConfigStatus `json:"config"`
+	Dir    string         `json:"dir,omitempty"`
+}
+
+// ConfigStatus is one config field of an extension.
+type ConfigStatus struct {
+	Name     string `json:"name"`
+	Type     string `json:"type,omitempty"`
+	Required bool   `json:"required,omitempty"`
+	Secret   bool   `json:"secret,omitempty"`
+	// Set: present in the capability config in settings.toml, or (for a
+	// secret) in the credential store.
+	Set bool `json:"set"`
+}
+
+// List describes every installed extension, plus settings entries naming
+// an extension that is not installed. Only an unreadable extensions.lock
+// fails; a malformed settings.toml becomes a warning on every entry.
+func (m *Manager) List(ctx context.Context) ([]Info, error) {
+	inst, err := m.o.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ents, serr := m.o.Settings.Extensions(ctx)
+	byName := map[string]settings.Entry{}
+	for _, e := range ents {
+		byName[e.Name] = e
+	}
+	out := []Info{}
+	for _, in := range inst {
+		se, inSettings := byName[in.Name]
+		delete(byName, in.Name)
+		info := Info{Name: in.Name, Installed: in.Entry != nil, Enabled: inSettings && se.Enabled, PathSource: in.PathSource, Dir: in.Dir, Health: "ok", Tools: []string{}, Config: []ConfigStatus{}}
+		if in.Entry != nil {
+			info.Version, info.Source, info.Kind, info.Commit = in.Entry.Version, in.Entry.Source, string(in.Entry.Kind), in.Entry.Commit
+			info.PathSource = in.Entry.Kind == packaging.SourcePath
+		}
+		if in.Warning != "" {
+			info.Health = "warning"
+			info.Warnings = append(info.Warnings, in.Warning)
+		}
+		if serr != nil {
+			info.Health = "warning"
+			info.Warnings = append(info.Warnings, serr.Error())
+		}
+		mf := in.Manifest
+		if mf == nil && in.Entry != nil {
+			mf, _ = in.Entry.ApprovedManifest() // show what was approved
+		}
+		if mf != nil {
+			info.Warnings = append(info.Warnings, mf.Warnings...)
+			if mf.Yolop != nil {
+				for _, t := range mf.Yolop.Tools {
+					info.Tools = append(info.Tools, t.Name)
+				}
+			}
+			fields, err := mf.ConfigFields()
+			if err != nil {
+				info.Health = "warning"
+				info.Warnings = append(info.Warnings, err.Error())
+			}
+			for _, f := range fields {
+				_, set := se.Config[f.Name]
+				if f.Secret && m.o.SecretSet != nil && m.o.SecretSet(in.Name, f.Name) {
+					set = true
+				}
+				info.Config = append(info.Config, ConfigStatus{Name: f.Name, Type: f.Type, Required: f.Required, Secret: f.Secret, Set: set})
+			}
+		}
+		out = append(out, info)
+	}
+	for _, e := range ents {
+		if _, left := byName[e.Name]; !left {
+			continue
+		}
+		out = append(out, Info{Name: e.Name, Enabled: e.Enabled, Health: "warning", Tools: []string{}, Config: []ConfigStatus{},
+			Warnings: []string{fmt.Sprintf("%s names ext:%s but it is not installed; install it, or run `yolop ext remove %s` to drop the entry", m.o.Settings.Path(), e.Name, e.Name)}})
+	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}

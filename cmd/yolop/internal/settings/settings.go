@@ -1,0 +1,438 @@
+// Package settings reads and writes yolop's settings.toml, the harness
+// configuration that says which capabilities a session runs.
+//
+// An enabled extension is one harness entry (spec D5):
+//
+//	[[capabilities]]
+//	ref = "ext:echo"
+//	config = { greeting = "hi" }   # optional capability config
+//
+// The file is read and written through koanf (TOML parser, file
+// provider). Every key this package does not manage — other top-level keys,
+// other entries such as ref = "builtin:fs", unknown keys inside an entry —
+// survives a write with its meaning intact (comments and layout do not: the
+// file is re-encoded). A malformed file is an error that names the file and
+// the line, and nothing is written. Writes take an exclusive gofrs/flock
+// lock on .settings.lock beside the file and replace the file atomically
+// (temporary file, fsync, rename), so concurrent writers from several
+// processes serialise and a crash leaves the old or the new file whole.
+package settings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/knadh/koanf/parsers/toml/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+	gotoml "github.com/pelletier/go-toml/v2"
+)
+
+const (
+	// FileName is the settings file inside the config directory.
+	FileName = "settings.toml"
+	// LockName is the file lock serialising writers.
+	LockName = ".settings.lock"
+	// ExtPrefix starts the capability ref of an extension.
+	ExtPrefix = "ext:"
+	// capabilitiesKey is the harness list.
+	capabilitiesKey = "capabilities"
+)
+
+// delim is koanf's key-path delimiter. A TOML key may contain "." when
+// quoted ("a.b" = 1); splitting on it would rewrite such a key as a table,
+// so paths use a byte no settings key will hold.
+const delim = "\x1f"
+
+// ErrMalformed is wrapped by every error about the content of settings.toml.
+var ErrMalformed = errors.New("malformed settings file")
+
+// A File is settings.toml in one config directory. Its methods are safe for
+// concurrent use by goroutines and processes.
+type File struct {
+	path     string
+	lockPath string
+	poll     time.Duration
+}
+
+// New returns the settings file in configDir (created on the first write).
+func New(configDir string) *File {
+	return &File{
+		path:     filepath.Join(configDir, FileName),
+		lockPath: filepath.Join(configDir, LockName),
+		poll:     10 * time.Millisecond,
+	}
+}
+
+// Path is the settings.toml path.
+func (f *File) Path() string { return f.path }
+
+// An Entry is one [[capabilities]] entry naming an extension.
+type Entry struct {
+	// Name is the extension name (ref "ext:<name>").
+	Name string
+	// Enabled is false when the entry says enabled = false (kept so its
+	// config survives a disable).
+	Enabled bool
+	// Config is the entry's config table, or nil.
+	Config map[string]any
+}
+
+// Extensions returns the extension entries in harness order.
+func (f *File) Extensions(ctx context.Context) ([]Entry, error) {
+	var out []Entry
+	err := f.read(ctx, func(d *doc) error {
+		for _, c := range d.caps {
+			if name, ok := extName(c); ok {
+				out = append(out, entryOf(name, c))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Enabled returns the names of the enabled extensions in harness order.
+func (f *File) Enabled(ctx context.Context) ([]string, error) {
+	ents, err := f.Extensions(ctx)
+	var names []string
+	for _, e := range ents {
+		if e.Enabled {
+			names = append(names, e.Name)
+		}
+	}
+	return names, err
+}
+
+// Entry returns the entry of one extension and whether there is one.
+func (f *File) Entry(ctx context.Context, name string) (Entry, bool, error) {
+	ents, err := f.Extensions(ctx)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	for _, e := range ents {
+		if e.Name == name {
+			return e, true, nil
+		}
+	}
+	return Entry{}, false, nil
+}
+
+// Enable adds [[capabilities]] ref = "ext:<name>" (or clears enabled =
+// false on an existing entry). It reports whether anything changed.
+func (f *File) Enable(ctx context.Context, name string) (changed bool, err error) {
+	err = f.update(ctx, func(d *doc) error {
+		if i := d.find(name); i >= 0 {
+			if _, off := d.caps[i]["enabled"]; off {
+				delete(d.caps[i], "enabled")
+				changed = true
+			}
+			return nil
+		}
+		d.caps = append(d.caps, map[string]any{"ref": ExtPrefix + name})
+		changed = true
+		return nil
+	})
+	return changed, err
+}
+
+// Disable turns an extension off. An entry holding nothing but its ref is
+// removed; one that carries config or other keys stays with enabled =
+// false, so enabling it again restores its config. It reports whether
+// anything changed.
+func (f *File) Disable(ctx context.Context, name string) (changed bool, err error) {
+	err = f.update(ctx, func(d *doc) error {
+		i := d.find(name)
+		if i < 0 {
+			return nil
+		}
+		c := d.caps[i]
+		if en, ok := c["enabled"].(bool); ok && !en {
+			return nil
+		}
+		changed = true
+		if onlyRef(c) {
+			d.caps = slices.Delete(d.caps, i, i+1)
+			return nil
+		}
+		c["enabled"] = false
+		return nil
+	})
+	return changed, err
+}
+
+// Remove deletes an extension's entry, config included. It reports whether
+// there was one.
+func (f *File) Remove(ctx context.Context, name string) (removed bool, err error) {
+	err = f.update(ctx, func(d *doc) error {
+		if i := d.find(name); i >= 0 {
+			d.caps = slices.Delete(d.caps, i, i+1)
+			removed = true
+		}
+		return nil
+	})
+	return removed, err
+}
+
+// CapabilityConfig returns the config table of an extension's entry, or
+// nil when it has none.
+func (f *File) CapabilityConfig(ctx context.Context, name string) (map[string]any, error) {
+	e, _, err := f.Entry(ctx, name)
+	return e.Config, err
+}
+
+// SetCapabilityConfig replaces the config table of an extension's entry; a
+// nil or empty cfg removes it. Without an entry, one is created with
+// enabled = false: configuring an extension does not enable it.
+func (f *File) SetCapabilityConfig(ctx context.Context, name string, cfg map[string]any) error {
+	return f.update(ctx, func(d *doc) error {
+		i := d.find(name)
+		if i < 0 {
+			if len(cfg) == 0 {
+				return nil
+			}
+			d.caps = append(d.caps, map[string]any{"ref": ExtPrefix + name, "enabled": false})
+			i = len(d.caps) - 1
+		}
+		if len(cfg) == 0 {
+			delete(d.caps[i], "config")
+		} else {
+			d.caps[i]["config"] = cfg
+		}
+		if onlyRefAndDisabled(d.caps[i]) {
+			d.caps = slices.Delete(d.caps, i, i+1)
+		}
+		return nil
+	})
+}
+
+// doc is the parsed file: the koanf instance holding everything, and the
+// capabilities list pulled out of it for editing.
+type doc struct {
+	k    *koanf.Koanf
+	caps []map[string]any
+	// hadCaps records that the file had a capabilities key, so an emptied
+	// list is written back as capabilities = [] rather than dropped.
+	hadCaps bool
+}
+
+func (d *doc) find(name string) int {
+	for i, c := range d.caps {
+		if n, ok := extName(c); ok && n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func extName(c map[string]any) (string, bool) {
+	ref, _ := c["ref"].(string)
+	name, ok := strings.CutPrefix(ref, ExtPrefix)
+	return name, ok && name != ""
+}
+
+func entryOf(name string, c map[string]any) Entry {
+	e := Entry{Name: name, Enabled: true}
+	if en, ok := c["enabled"].(bool); ok {
+		e.Enabled = en
+	}
+	if cfg, ok := c["config"].(map[string]any); ok {
+		e.Config = cfg
+	}
+	return e
+}
+
+func onlyRef(c map[string]any) bool {
+	for k := range c {
+		if k != "ref" && k != "enabled" {
+			return false
+		}
+	}
+	return true
+}
+
+func onlyRefAndDisabled(c map[string]any) bool {
+	en, ok := c["enabled"].(bool)
+	return ok && !en && onlyRef(c)
+}
+
+// load parses the file; a missing file is empty settings.
+func (f *File) load() (*doc, error) {
+	k := koanf.NewWithConf(koanf.Conf{Delim: delim})
+	d := &doc{k: k}
+	if _, err := os.Stat(f.path); errors.Is(err, fs.ErrNotExist) {
+		return d, nil
+	}
+	if err := k.Load(file.Provider(f.path), toml.Parser()); err != nil {
+		return nil, f.syntaxError(err)
+	}
+	raw, present := k.Get(capabilitiesKey), k.Exists(capabilitiesKey)
+	d.hadCaps = present
+	if !present {
+		return d, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w %s: %q must be an array of tables ([[capabilities]]), found %T; fix the file by hand", ErrMalformed, f.path, capabilitiesKey, raw)
+	}
+	for i, item := range list {
+		c, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w %s: capabilities[%d] must be a table, found %T; fix the file by hand", ErrMalformed, f.path, i, item)
+		}
+		if _, ok := c["ref"].(string); !ok {
+			return nil, fmt.Errorf("%w %s: capabilities[%d] has no string ref (e.g. ref = \"ext:<name>\"); fix the file by hand", ErrMalformed, f.path, i)
+		}
+		if name, ok := extName(c); ok {
+			if v, ok := c["enabled"]; ok {
+				if _, isBool := v.(bool); !isBool {
+					return nil, fmt.Errorf("%w %s: capabilities[%d] (ext:%s): enabled must be true or false, found %T", ErrMalformed, f.path, i, name, v)
+				}
+			}
+			if v, ok := c["config"]; ok {
+				if _, isMap := v.(map[string]any); !isMap {
+					return nil, fmt.Errorf("%w %s: capabilities[%d] (ext:%s): config must be a table, found %T", ErrMalformed, f.path, i, name, v)
+				}
+			}
+			if slices.ContainsFunc(d.caps, func(o map[string]any) bool { n, _ := extName(o); return n == name }) {
+				return nil, fmt.Errorf("%w %s: ext:%s appears in more than one [[capabilities]] entry; keep one", ErrMalformed, f.path, name)
+			}
+		}
+		d.caps = append(d.caps, c)
+	}
+	return d, nil
+}
+
+// syntaxError names the file, line and column of a TOML error.
+func (f *File) syntaxError(err error) error {
+	var de *gotoml.DecodeError
+	if errors.As(err, &de) {
+		line, col := de.Position()
+		return fmt.Errorf("%w %s:%d:%d: %s; fix the file by hand (nothing was changed)", ErrMalformed, f.path, line, col, de.Error())
+	}
+	var se *gotoml.StrictMissingError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%w %s: %s", ErrMalformed, f.path, se.Error())
+	}
+	return fmt.Errorf("%w %s: %w; fix the file by hand (nothing was changed)", ErrMalformed, f.path, err)
+}
+
+func (f *File) lock(ctx context.Context, exclusive bool) (*flock.Flock, error) {
+	if err := os.MkdirAll(filepath.Dir(f.lockPath), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(f.lockPath), err)
+	}
+	fl := flock.New(f.lockPath)
+	var ok bool
+	var err error
+	if exclusive {
+		ok, err = fl.TryLockContext(ctx, f.poll)
+	} else {
+		ok, err = fl.TryRLockContext(ctx, f.poll)
+	}
+	if err == nil && !ok {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the settings lock %s (another yolop is writing settings?): %w", f.lockPath, err)
+	}
+	return fl, nil
+}
+
+// read runs fn on the parsed file under the shared lock. A missing config
+// directory is empty settings and is not created.
+func (f *File) read(ctx context.Context, fn func(*doc) error) error {
+	if _, err := os.Stat(filepath.Dir(f.path)); errors.Is(err, fs.ErrNotExist) {
+		return fn(&doc{k: koanf.NewWithConf(koanf.Conf{Delim: delim})})
+	}
+	fl, err := f.lock(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer fl.Unlock()
+	d, err := f.load()
+	if err != nil {
+		return err
+	}
+	return fn(d)
+}
+
+// update parses the file under the exclusive lock, lets fn edit the
+// capabilities list, and writes the result atomically. Nothing is written
+// when the file is malformed or fn fails.
+func (f *File) update(ctx context.Context, fn func(*doc) error) error {
+	fl, err := f.lock(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer fl.Unlock()
+	d, err := f.load()
+	if err != nil {
+		return err
+	}
+	before := len(d.caps)
+	if err := fn(d); err != nil {
+		return err
+	}
+	list := make([]any, len(d.caps))
+	for i, c := range d.caps {
+		list[i] = c
+	}
+	raw := d.k.Raw()
+	if len(list) > 0 || d.hadCaps || before > 0 {
+		raw[capabilitiesKey] = list
+	}
+	out, err := toml.Parser().Marshal(raw)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", f.path, err)
+	}
+	return writeAtomic(f.path, out)
+}
+
+// writeAtomic replaces path with data: a temporary file in the same
+// directory, fsync, rename, fsync of the directory.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if fi, err := os.Stat(path); err == nil {
+		_ = tmp.Chmod(fi.Mode().Perm())
+	} else {
+		_ = tmp.Chmod(0o644)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
