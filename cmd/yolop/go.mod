@@ -10,7 +10,7 @@ require (
 	golang.org/x/sys v0.50.0
 	yolop.dev/core v0.0.0
 	yolop.dev/packaging v0.0.0
-	yolop.dev/registry/git v0.0.0-00010101000000-000000000000
+	yolop.dev/registry/git v0.0.0
 	yolop.dev/transport/stdio v0.0.0
 )
 
@@ -51,9 +51,9 @@ require (
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
 	github.com/pelletier/go-toml/v2 v2.4.3
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/pflag v1.0.9 // indirect
-	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/text v0.41.0
 	golang.org/x/time v0.16.0 // indirect
 )
 
