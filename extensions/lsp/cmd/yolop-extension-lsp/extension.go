@@ -33,9 +33,10 @@ type extension struct {
 	log hclog.Logger
 	srv *sdk.Server
 
-	mu  sync.Mutex
-	cfg manager.Config
-	svc *tools.Service
+	mu   sync.Mutex
+	cfg  manager.Config
+	root string // set by workspace/changed before the first tool call
+	svc  *tools.Service
 }
 
 func newExtension(stderr io.Writer) *extension {
@@ -79,10 +80,15 @@ func newExtension(stderr io.Writer) *extension {
 		return false, nil
 	})
 	s.OnWorkspaceChanged(func(root string) {
+		if root == "" {
+			return
+		}
+		root = canonical(root)
 		e.mu.Lock()
 		svc := e.svc
+		e.root = root
 		e.mu.Unlock()
-		if svc != nil && root != "" {
+		if svc != nil {
 			svc.Manager().Reroot(root)
 		}
 	})
@@ -144,16 +150,14 @@ func (e *extension) service() *tools.Service {
 	if e.svc != nil {
 		return e.svc
 	}
-	root := e.srv.Init().WorkspaceRoot
+	root := e.root
+	if root == "" {
+		root = e.srv.Init().WorkspaceRoot
+	}
 	if root == "" {
 		root, _ = os.Getwd()
 	}
-	if abs, err := filepath.Abs(root); err == nil {
-		root = abs
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
+	root = canonical(root)
 	var svc *tools.Service
 	m := manager.New(root, e.cfg, manager.Options{
 		Logger: e.log,
@@ -187,4 +191,16 @@ func (e *extension) serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		svc.Manager().Shutdown()
 	}
 	return err
+}
+
+// canonical makes a workspace root absolute with symlinks resolved, so
+// paths the servers report compare equal to it.
+func canonical(root string) string {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	return root
 }

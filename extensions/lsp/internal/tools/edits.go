@@ -17,11 +17,6 @@ import (
 	"yolop.dev/extensions/lsp/internal/protocol"
 )
 
-// ErrUnsafeEdit marks a workspace edit refused before anything was
-// written: a file outside the workspace root, a file that changed since the
-// edit was computed, a resource operation, or overlapping edits.
-var ErrUnsafeEdit = errors.New("edit refused")
-
 // A Plan is a checked workspace edit, ready for [Service.Apply]: the new
 // content of every file, computed from the content the server saw.
 type Plan struct {

@@ -34,10 +34,6 @@ import (
 	"yolop.dev/extensions/lsp/internal/protocol"
 )
 
-// ErrInvalidArgs marks a tool call whose arguments are wrong; the message
-// says which and how to fix them.
-var ErrInvalidArgs = errors.New("invalid arguments")
-
 // A Service runs the tools against a manager's servers. Its methods are
 // safe for concurrent use.
 type Service struct {

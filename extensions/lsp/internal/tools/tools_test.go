@@ -303,8 +303,20 @@ func TestGopls(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid := h.PID()
+		// Freeze gopls so the tool call is surely pending, then kill it:
+		// the call fails naming the server.
+		syscall.Kill(-pid, syscall.SIGSTOP)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := svc.Hover(context.Background(), args(PositionArgs{File: "cmd/app/main.go", Line: 13, Symbol: "Greeter"}))
+			errc <- err
+		}()
+		time.Sleep(200 * time.Millisecond)
 		syscall.Kill(-pid, syscall.SIGKILL)
-		<-h.Client.Done()
+		err = <-errc
+		if err == nil || !strings.Contains(err.Error(), "language server gopls stopped (killed by signal") || !strings.Contains(err.Error(), "restarted on the next call") {
+			t.Fatalf("pending call failed with %v", err)
+		}
 		out := mustRun(t, svc.Definition, PositionArgs{File: "cmd/app/main.go", Line: 13, Symbol: "Greeter"})
 		contains(t, out, "greet/greet.go:12:6: type Greeter struct {")
 		h2, _ := svc.Manager().For(context.Background(), app)
@@ -314,16 +326,19 @@ func TestGopls(t *testing.T) {
 	})
 }
 
-// TestGoplsUTF16 repeats the multibyte checks with UTF-16 positions.
-func TestGoplsUTF16(t *testing.T) {
-	svc, root := newService(t, protocol.UTF16)
+// TestGoplsDeclinedEncoding offers only UTF-8, which gopls declines (it
+// answers UTF-16, the protocol's mandatory default): the client must use
+// the server's choice, and columns after multi-byte characters must still
+// come out right.
+func TestGoplsDeclinedEncoding(t *testing.T) {
+	svc, root := newService(t, protocol.UTF8)
 	uni := filepath.Join(root, "uni", "uni.go")
 	h, err := svc.Manager().For(context.Background(), uni)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h.Client.Encoding() != protocol.UTF16 {
-		t.Fatalf("encoding %s", h.Client.Encoding())
+		t.Fatalf("encoding %s, want the utf-16 gopls chose", h.Client.Encoding())
 	}
 	col := lsptest.Column(t, uni, 9, "Café")
 	out := mustRun(t, svc.Definition, PositionArgs{File: "uni/uni.go", Line: 9, Column: col})
