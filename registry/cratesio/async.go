@@ -16,6 +16,7 @@ type asyncReader struct {
 	wg   sync.WaitGroup
 	once sync.Once
 
+	size        int
 	cur, curBuf []byte
 	err         error
 }
@@ -32,8 +33,9 @@ func newAsyncReader(r io.Reader, size, depth int) *asyncReader {
 		done: make(chan struct{}),
 	}
 	for range depth + 1 {
-		a.free <- make([]byte, size)
+		a.free <- nil // allocated on first use: a small archive needs one
 	}
+	a.size = size
 	a.wg.Add(1)
 	go a.fill(r)
 	return a
@@ -47,6 +49,9 @@ func (a *asyncReader) fill(r io.Reader) {
 		case buf = <-a.free:
 		case <-a.done:
 			return
+		}
+		if buf == nil {
+			buf = make([]byte, a.size)
 		}
 		n := 0
 		var err error

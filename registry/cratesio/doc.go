@@ -23,6 +23,11 @@
 // [package.metadata.binstall]) are selected with [SelectArtifact] and
 // installed with [Client.ProvisionArtifact].
 //
+// [ParseSource] turns an install source ("echo@0.1",
+// "crates.io:yolop-extension-echo@=0.1.2") into a crate name and
+// requirement, and [SweepStaging] removes the ".tmp-*" directories an
+// interrupted install left behind.
+//
 // The publishing side writes deterministic .crate files ([WriteCrate]),
 // adds them to a static index directory ([Publish]) and serves that
 // directory ([ServeIndex]).

@@ -176,7 +176,7 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 			return fmt.Errorf("%w: not a gzip stream: %v", ErrUnsafeArchive, err)
 		}
 		defer gz.Close()
-		ar := newAsyncReader(gz, 1<<20, 4)
+		ar := newAsyncReader(gz, 256<<10, 4)
 		defer ar.Close()
 		stream = ar
 	}
