@@ -462,3 +462,54 @@ func TestCrateSourceGoesThroughTheCrateFetcher(t *testing.T) {
 		t.Fatalf("crate install: %d %s", code, errOut)
 	}
 }
+
+// TestSessionBuiltinExtensions drives the built-in extensions capability
+// from the REPL: list, enable (live in the session), and an install that is
+// refused because the capability has no way to ask for consent.
+func TestSessionBuiltinExtensions(t *testing.T) {
+	cfg := isolate(t)
+	pkg := echoPackage(t)
+	if _, errOut, code := cli(t, "", "ext", "install", pkg, "--yes"); code != 0 {
+		t.Fatal(errOut)
+	}
+	other := echoPackage(t)
+	mp := filepath.Join(other, "plugin.json")
+	os.WriteFile(mp, bytes.Replace(fileBytes(t, mp), []byte(`"name": "echo"`), []byte(`"name": "echo2"`), 1), 0o644)
+	// Same name and manifest, another source: a switch needs consent too.
+	same := echoPackage(t)
+	script := strings.Join([]string{
+		`/call list_extensions`,
+		`/call enable_extension {"name":"echo"}`,
+		`/call install_extension {"source":"` + other + `"}`,
+		`/call install_extension {"source":"` + same + `"}`,
+		`/quit`,
+	}, "\n")
+	out, errOut, code := cli(t, script, "session", "--json")
+	if code != 0 {
+		t.Fatalf("session: %d %s", code, errOut)
+	}
+	var results []map[string]any
+	for _, ev := range events(t, out) {
+		if ev["event"] == "result" {
+			results = append(results, ev)
+		}
+	}
+	if len(results) != 4 {
+		t.Fatalf("results = %v\n%s", results, out)
+	}
+	if !strings.Contains(results[0]["output"].(string), "echo 0.1.0  disabled  ok") {
+		t.Fatalf("list_extensions = %v", results[0])
+	}
+	if results[1]["is_error"] == true || !strings.Contains(string(fileBytes(t, filepath.Join(cfg, "settings.toml"))), "ext:echo") {
+		t.Fatalf("enable_extension = %v", results[1])
+	}
+	if results[2]["is_error"] != true || !strings.Contains(results[2]["output"].(string), "yolop ext install "+other) {
+		t.Fatalf("install_extension without an ask sink = %v", results[2])
+	}
+	if results[3]["is_error"] != true || !strings.Contains(results[3]["output"].(string), "not installed") {
+		t.Fatalf("switching the source of echo without consent = %v", results[3])
+	}
+	if e := readLock(t, cfg).Entry("echo"); e.Source != pkg || readLock(t, cfg).Entry("echo2") != nil {
+		t.Fatalf("lock after refused installs = %+v", readLock(t, cfg).Extensions)
+	}
+}

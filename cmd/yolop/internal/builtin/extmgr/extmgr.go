@@ -146,13 +146,28 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 	if err != nil {
 		return nil, err
 	}
+	// The previously approved sources by name: switching an installed
+	// extension to another source needs consent even when the manifest
+	// is the same (the code behind it is not). Read before the store's
+	// exclusive lock is taken; Install re-checks the entry under it.
+	prevSources := map[string]string{}
+	if lock, err := m.o.Store.ReadLock(ctx); err == nil {
+		for _, e := range lock.Extensions {
+			prevSources[e.Name] = e.Source
+		}
+	}
 	res, err := m.o.Store.Install(ctx, packaging.InstallOptions{
 		Source: src,
 		Fetch:  fetch,
 		Name:   req.Name,
 		Approve: func(next, prev *packaging.Manifest, ch packaging.Change) error {
 			p := proposal(src, next, prev, ch)
-			if !p.Fresh && !ch.Widens() {
+			switched := false
+			if old, ok := prevSources[next.Name]; ok && prev != nil && old != src.String() {
+				switched = true
+				p.Text = fmt.Sprintf("%s is installed from %s; this replaces it with %s.\n%s", next.Name, old, src, p.Text)
+			}
+			if !p.Fresh && !ch.Widens() && !switched {
 				return nil // narrowing or notes only: applied, reported in the outcome
 			}
 			if req.Consent == nil {
