@@ -142,7 +142,9 @@ type PublishMeta struct {
 // features, yanked, v) appended under the cargo index path, the crate at
 // crates/<name>/<version>/download and any artifacts beside it. Publishing
 // a version the index already has fails with [ErrAlreadyPublished]. The
-// crate must pass the same checks as an install ([Unpack]).
+// crate must pass the same checks as an install ([Unpack]). Every file is
+// written atomically, but two publishers on one indexDir must be
+// serialised by the caller (a file lock), or one index line may be lost.
 func Publish(indexDir, crateFile string, meta PublishMeta) error {
 	data, err := os.ReadFile(crateFile)
 	if err != nil {
