@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,10 +140,13 @@ func TestIndexCache304(t *testing.T) {
 // TestCacheValidators checks ETag wins over Last-Modified, is echoed
 // verbatim (W/ and quotes), and a 304 without a cached copy refetches.
 func TestCacheValidators(t *testing.T) {
+	var mu sync.Mutex
 	var seen []string
 	var mode atomic.Int32
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		seen = append(seen, r.URL.Path+" inm="+r.Header.Get("If-None-Match")+" ims="+r.Header.Get("If-Modified-Since"))
+		mu.Unlock()
 		if mode.Load() == 1 && r.Header.Get("If-None-Match") == "" && r.URL.Path == "/config.json" {
 			w.WriteHeader(http.StatusNotModified) // broken server: 304 to an unconditional request
 			mode.Store(2)
@@ -166,17 +170,22 @@ func TestCacheValidators(t *testing.T) {
 		}
 	}
 	want := []string{"/config.json inm= ims=", `/config.json inm=W/"abc" ims=`}
-	if diff := cmp.Diff(want, seen); diff != "" {
+	mu.Lock()
+	got := seen
+	seen = nil
+	mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 	// No cache + a server answering 304 → one refetch without validators.
-	seen = nil
 	mode.Store(1)
 	opts.CacheDir = t.TempDir()
 	cfg, err := NewClient(opts).Config(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if !strings.HasSuffix(cfg.DL, "/crates") || len(seen) != 2 {
 		t.Errorf("cfg %+v after %q", cfg, seen)
 	}
