@@ -40,9 +40,17 @@ type Options struct {
 	// source (registry is "sparse+URL" or "" for crates.io; build allows
 	// `cargo install`). Nil refuses crate sources with a clear error.
 	FetchCrate func(src packaging.Source, registry string, build bool) FetchFunc
-	// SecretSet reports whether a secret config field has a value in the
-	// credential store. Nil means no secret is set anywhere.
-	SecretSet func(ext, field string) bool
+	// Resolve, if set, computes what an enabled extension starts with: its
+	// validated non-secret config (initialize.config) and the extra server
+	// environment (injected secrets), plus warnings. Nil means the config
+	// table from settings.toml alone, validated against config_schema, and
+	// no extra environment. (The config-and-secrets resolver plugs in here.)
+	Resolve func(ctx context.Context, mf *packaging.Manifest) (config json.RawMessage, env map[string]string, warnings []string, err error)
+	// FieldStatus, if set, says per config field whether a value is
+	// configured — in settings.toml or, for a secret, the credential store.
+	// Nil means: present in the settings.toml config table. Values are
+	// never asked for.
+	FieldStatus func(ctx context.Context, mf *packaging.Manifest) (map[string]bool, error)
 }
 
 // A Manager manages installed extensions. It holds no state of its own
@@ -320,7 +328,7 @@ func (m *Manager) Enable(ctx context.Context, name string) (host.Grant, error) {
 	if err != nil {
 		return host.Grant{}, err
 	}
-	g, err := grantOf(v.Manifest, ent.Config)
+	g, _, err := m.grantOf(ctx, v.Manifest, ent.Config)
 	if err != nil {
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
@@ -386,12 +394,12 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
 		}
-		g, err := grantOf(v.Manifest, e.Config)
+		g, gw, err := m.grantOf(ctx, v.Manifest, e.Config)
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
 		}
-		for _, w := range v.Manifest.Warnings {
+		for _, w := range append(slices.Clone(v.Manifest.Warnings), gw...) {
 			warns = append(warns, fmt.Sprintf("extension %s: %s", e.Name, w))
 		}
 		gs = append(gs, g)
@@ -399,9 +407,22 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 	return gs, warns
 }
 
-// grantOf validates cfg against the manifest's config schema and maps the
-// manifest onto a grant.
-func grantOf(mf *packaging.Manifest, cfg map[string]any) (host.Grant, error) {
+// grantOf resolves the extension's config (Options.Resolve, else cfg
+// validated against the config schema) and maps the manifest onto a grant.
+func (m *Manager) grantOf(ctx context.Context, mf *packaging.Manifest, cfg map[string]any) (host.Grant, []string, error) {
+	if m.o.Resolve != nil {
+		raw, env, warns, err := m.o.Resolve(ctx, mf)
+		if err != nil {
+			return host.Grant{}, warns, err
+		}
+		g, err := extload.FromManifest(mf, raw, env)
+		return g, warns, err
+	}
+	g, err := grantFromSettings(mf, cfg)
+	return g, nil, err
+}
+
+func grantFromSettings(mf *packaging.Manifest, cfg map[string]any) (host.Grant, error) {
 	var raw json.RawMessage
 	if cfg != nil {
 		if err := mf.ValidateConfig(cfg); err != nil {
@@ -494,10 +515,16 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 				info.Health = "warning"
 				info.Warnings = append(info.Warnings, err.Error())
 			}
+			var status map[string]bool
+			if m.o.FieldStatus != nil && len(fields) > 0 {
+				if status, err = m.o.FieldStatus(ctx, mf); err != nil {
+					info.Warnings = append(info.Warnings, err.Error())
+				}
+			}
 			for _, f := range fields {
 				_, set := se.Config[f.Name]
-				if f.Secret && m.o.SecretSet != nil && m.o.SecretSet(in.Name, f.Name) {
-					set = true
+				if m.o.FieldStatus != nil {
+					set = status[f.Name]
 				}
 				info.Config = append(info.Config, ConfigStatus{Name: f.Name, Type: f.Type, Required: f.Required, Secret: f.Secret, Set: set})
 			}

@@ -3,6 +3,7 @@ package extmgr
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -137,5 +138,36 @@ func TestCrateSourcesWithoutAFetcher(t *testing.T) {
 	_, err := m.Install(context.Background(), InstallRequest{Source: "crates.io:yolop-extension-x", Consent: accept})
 	if err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Fatalf("crate install without a fetcher = %v", err)
+	}
+}
+
+func TestResolveAndFieldStatusHooks(t *testing.T) {
+	ctx := context.Background()
+	cfg, pkg := t.TempDir(), t.TempDir()
+	write(t, pkg, wide)
+	var resolved []string
+	m := New(Options{Store: packaging.NewStore(cfg), Settings: settings.New(cfg),
+		Resolve: func(_ context.Context, mf *packaging.Manifest) (json.RawMessage, map[string]string, []string, error) {
+			resolved = append(resolved, mf.Name)
+			return json.RawMessage(`{"level":7}`), map[string]string{"DEMO_TOKEN": "t0k"}, []string{"a resolver warning"}, nil
+		},
+		FieldStatus: func(context.Context, *packaging.Manifest) (map[string]bool, error) {
+			return map[string]bool{"level": true}, nil
+		},
+	})
+	if _, err := m.Install(ctx, InstallRequest{Source: pkg, Consent: accept}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Enable(ctx, "demo")
+	if err != nil || string(g.Config) != `{"level":7}` || g.Server.Env["DEMO_TOKEN"] != "t0k" {
+		t.Fatalf("enable grant = %+v, %v", g, err)
+	}
+	gs, warns := m.Grants(ctx)
+	if len(gs) != 1 || strings.Join(warns, ";") != "extension demo: a resolver warning" || len(resolved) != 2 {
+		t.Fatalf("grants %d, warnings %q, resolved %v", len(gs), warns, resolved)
+	}
+	list, err := m.List(ctx)
+	if err != nil || len(list) != 1 || len(list[0].Config) != 1 || !list[0].Config[0].Set {
+		t.Fatalf("list = %+v, %v", list, err)
 	}
 }
