@@ -1,0 +1,72 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"yolop.dev/packaging"
+)
+
+// openPTY returns the controller and the terminal end of a new
+// pseudo-terminal.
+func openPTY(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		ptmx.Close()
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		ptmx.Close()
+		t.Skipf("ptsname: %v", err)
+	}
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		ptmx.Close()
+		t.Skipf("opening the terminal end: %v", err)
+	}
+	t.Cleanup(func() { tty.Close(); ptmx.Close() })
+	return ptmx, tty
+}
+
+// TestInstallAsksOnATerminal answers the y/N question on a real
+// pseudo-terminal: "n" installs nothing, "y" installs.
+func TestInstallAsksOnATerminal(t *testing.T) {
+	cfg := isolate(t)
+	pkg := echoPackage(t)
+	for _, tc := range []struct {
+		answer    string
+		installed bool
+	}{{"n", false}, {"", false}, {"yes", true}} {
+		ptmx, tty := openPTY(t)
+		// The answer is typed ahead; the terminal buffers the line.
+		if _, err := ptmx.Write([]byte(tc.answer + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb syncBuf
+		code := run(context.Background(), []string{"ext", "install", pkg}, tty, &out, &errb)
+		if tc.installed != (code == 0) {
+			t.Fatalf("answer %q: exit %d\n%s\n%s", tc.answer, code, out.String(), errb.String())
+		}
+		mustContain(t, "terminal install", out.String(), "Extension echo 0.1.0", "Install echo? [y/N]")
+		_, err := os.Stat(filepath.Join(cfg, packaging.LockFileName))
+		if tc.installed == os.IsNotExist(err) {
+			t.Fatalf("answer %q: lock present = %v", tc.answer, err == nil)
+		}
+		if !tc.installed && !strings.Contains(errb.String(), "declined") {
+			t.Fatalf("answer %q: stderr %s", tc.answer, errb.String())
+		}
+	}
+}
