@@ -513,3 +513,28 @@ func TestSessionBuiltinExtensions(t *testing.T) {
 		t.Fatalf("lock after refused installs = %+v", readLock(t, cfg).Extensions)
 	}
 }
+
+// TestSessionEnableDisablePersist: /enable and /disable in a session go
+// through the same manager as the CLI and persist in settings.toml.
+func TestSessionEnableDisablePersist(t *testing.T) {
+	cfg := isolate(t)
+	pkg := echoPackage(t)
+	src := gitRepo(t, pkg)
+	if _, errOut, code := cli(t, "", "ext", "install", src, "--yes"); code != 0 {
+		t.Fatal(errOut)
+	}
+	sp := filepath.Join(cfg, "settings.toml")
+	out, errOut, code := cli(t, "/enable echo\n/call echo {\"text\":\"live\"}\n/enable ghost\n/quit\n", "session")
+	if code != 0 {
+		t.Fatalf("session: %d %s", code, errOut)
+	}
+	mustContain(t, "session", out, "enabled echo; it is live from the next turn", "live\n", "error: cannot enable ghost", "yolop ext install")
+	if !strings.Contains(string(fileBytes(t, sp)), "ext:echo") {
+		t.Fatal("/enable did not persist")
+	}
+	out, _, _ = cli(t, "/disable echo\n/quit\n", "session")
+	mustContain(t, "session", out, "1 extension(s)", "disabled echo; it leaves at the next turn")
+	if strings.Contains(string(fileBytes(t, sp)), "ext:echo") {
+		t.Fatal("/disable did not persist")
+	}
+}
