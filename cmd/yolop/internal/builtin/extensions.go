@@ -188,7 +188,7 @@ func (e *Extensions) install(ctx context.Context, source string, o ExtensionsOpt
 			verb = "Update"
 		}
 		q := fmt.Sprintf("The agent wants to install an extension from %s.\n%s\n%s %s? [y/N]", p.Source, strings.TrimRight(p.Text, "\n"), verb, p.Name)
-		ans, err := o.Ask.Ask(ctx, askExt, yep.UIAskParams{Prompt: q, Placeholder: "y/N"})
+		ans, err := o.Ask.Ask(ctx, askExt, yep.UIAskParams{Prompt: q})
 		if err != nil {
 			return fmt.Errorf("%w: asking the user failed: %w", packaging.ErrNotApproved, err)
 		}
