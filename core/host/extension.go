@@ -72,8 +72,10 @@ type ExtensionOptions struct {
 	// Status receives status/changed; nil drops it.
 	Status StatusSink
 	// Scrub, if set, rewrites text coming from the server before it leaves
-	// the host side (tool output, updates, status, logs, command output),
-	// e.g. to redact secrets.
+	// the host side (tool output, updates, status, logs, command output,
+	// hook reasons and mutated results, prompt text, ui/ask questions,
+	// error messages) and the trace events sent to the server, e.g. to
+	// redact secrets.
 	Scrub func(string) string
 }
 
@@ -177,8 +179,13 @@ func (e *Extension) Name() string { return "ext:" + e.grant.Name }
 // ExtName returns the bare extension name.
 func (e *Extension) ExtName() string { return e.grant.Name }
 
-// Grant returns the approved grant.
-func (e *Extension) Grant() Grant { return e.grant }
+// Grant returns the approved grant, with the current config and server
+// environment.
+func (e *Extension) Grant() Grant {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.grant
+}
 
 // Eager reports whether the extension must run before the first turn.
 func (e *Extension) Eager() bool { return e.grant.eager() }
@@ -241,7 +248,7 @@ func (e *Extension) PID() int {
 // Start spawns the server and runs the handshake if it is not running.
 func (e *Extension) Start(ctx context.Context) error {
 	_, err := e.ensure(ctx)
-	return err
+	return e.scrubError(err)
 }
 
 // ErrExtensionClosed is returned by calls on a closed extension.
@@ -258,6 +265,18 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 		case e.proc != nil:
 			p := e.proc
 			e.mu.Unlock()
+			select {
+			case <-p.conn.Done():
+				// The server just died: wait until watch has recorded the
+				// crash, then start over (respawn or report the state).
+				select {
+				case <-p.exited:
+					continue
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			default:
+			}
 			return p, nil
 		case e.state == StateOff || e.state == StateDegraded:
 			err := fmt.Errorf("extension %q is %s: %s", e.grant.Name, e.state, e.reason)
@@ -306,7 +325,7 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 					e.state = StateIdle // the caller gave up; not the server's fault
 				} else {
 					e.state = StateDegraded
-					e.reason = err.Error()
+					e.reason = e.scrub(err.Error())
 				}
 			}
 			e.mu.Unlock()
@@ -327,8 +346,11 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.HandshakeTimeout)
 	defer cancel()
+	e.mu.Lock()
 	spec := e.grant.Server
 	spec.Env = maps.Clone(spec.Env)
+	config := e.grant.Config
+	e.mu.Unlock()
 	inst, err := e.opts.Transport.Start(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("starting extension %q: %w", e.grant.Name, err)
@@ -360,7 +382,7 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 		SessionID:       e.opts.SessionID,
 		WorkspaceRoot:   workspace,
 		Locale:          e.opts.Locale,
-		Config:          e.grant.Config,
+		Config:          config,
 		Capabilities:    hostCaps,
 	}
 	var res yep.InitializeResult
@@ -421,7 +443,9 @@ func (e *Extension) watch(p *process) {
 	<-p.conn.Done()
 	_ = p.inst.Kill()
 	p.conn.Wait()
-	close(p.exited)
+	// exited closes after the crash is recorded (defers run last first),
+	// so a caller that waits on it sees the new state.
+	defer close(p.exited)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.proc == p {
@@ -438,10 +462,10 @@ func (e *Extension) watch(p *process) {
 	e.crashes = slices.DeleteFunc(e.crashes, func(t time.Time) bool { return now.Sub(t) > e.opts.CrashWindow })
 	e.stats.add(func(c *counters) { c.restarts++ })
 	cause := p.conn.Err()
-	e.log.Error("extension crashed", "error", cause)
+	e.log.Error("extension crashed", "error", e.scrub(fmt.Sprint(cause)))
 	if len(e.crashes) >= e.opts.CrashLimit {
 		e.state = StateDegraded
-		e.reason = fmt.Sprintf("crashed %d times within %s; not restarting (last: %v). Fix it, then /reload %s", len(e.crashes), e.opts.CrashWindow, cause, e.grant.Name)
+		e.reason = e.scrub(fmt.Sprintf("crashed %d times within %s; not restarting (last: %v). Fix it, then /reload %s", len(e.crashes), e.opts.CrashWindow, cause, e.grant.Name))
 		return
 	}
 	backoff := e.opts.MinBackoff << (len(e.crashes) - 1)
@@ -450,7 +474,7 @@ func (e *Extension) watch(p *process) {
 	}
 	e.notBefore = now.Add(backoff)
 	e.state = StateCrashed
-	e.reason = fmt.Sprint(cause)
+	e.reason = e.scrub(fmt.Sprint(cause))
 	if e.grant.eager() {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), backoff+e.opts.HandshakeTimeout)
@@ -541,6 +565,19 @@ func (e *Extension) scrub(s string) string {
 	return e.opts.Scrub(s)
 }
 
+// scrubJSON scrubs a JSON value's text, keeping the original when the
+// result would not be valid JSON.
+func (e *Extension) scrubJSON(raw json.RawMessage) json.RawMessage {
+	if e.opts.Scrub == nil || len(raw) == 0 {
+		return raw
+	}
+	out := e.opts.Scrub(string(raw))
+	if out == string(raw) || !json.Valid([]byte(out)) {
+		return raw
+	}
+	return json.RawMessage(out)
+}
+
 func (e *Extension) current() *contributions {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -570,7 +607,7 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 	}
 	p, err := e.ensure(ctx)
 	if err != nil {
-		return res, err
+		return res, e.scrubError(err)
 	}
 	if !slices.ContainsFunc(p.contrib.tools, func(t ToolGrant) bool { return t.Name == call.Name }) {
 		return res, fmt.Errorf("extension %q does not serve tool %q (its server declared fewer tools than its manifest)", e.grant.Name, call.Name)
@@ -600,6 +637,7 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 		return res, e.callError(call.Name, err)
 	}
 	res.Output = e.scrub(res.Output)
+	res.Data = e.scrubJSON(res.Data)
 	return res, nil
 }
 
@@ -608,14 +646,31 @@ func (e *Extension) callError(what string, err error) error {
 	var ce *jsonrpc.ClosedError
 	var cancelled *jsonrpc.CancelledError
 	if errors.As(err, &ce) || errors.As(err, &cancelled) {
-		return fmt.Errorf("%s: %w", what, err)
+		return e.scrubError(fmt.Errorf("%s: %w", what, err))
 	}
 	var we *yep.Error
 	if errors.As(err, &we) {
 		return &yep.Error{Code: we.Code, Message: fmt.Sprintf("extension %q: %s: %s", e.grant.Name, what, e.scrub(we.Message)), Retryable: we.Retryable, Data: we.Data}
 	}
-	return fmt.Errorf("extension %q: %s: %w", e.grant.Name, what, err)
+	return e.scrubError(fmt.Errorf("extension %q: %s: %w", e.grant.Name, what, err))
 }
+
+// scrubError makes err's text pass through Scrub (an exit error carries the
+// server's stderr tail), keeping it matchable with errors.Is and errors.As.
+func (e *Extension) scrubError(err error) error {
+	if e.opts.Scrub == nil || err == nil {
+		return err
+	}
+	return &scrubbedError{err: err, text: e.opts.Scrub(err.Error())}
+}
+
+type scrubbedError struct {
+	err  error
+	text string
+}
+
+func (s *scrubbedError) Error() string { return s.text }
+func (s *scrubbedError) Unwrap() error { return s.err }
 
 // Prompt implements [Capability]. A dynamic prompt is asked at most once
 // per turn, with a timeout, falling back to the last good contribution and
@@ -692,7 +747,7 @@ func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.Hook
 	}()
 	p, err := e.ensure(ctx)
 	if err != nil {
-		return res, err
+		return res, e.scrubError(err)
 	}
 	params.Matcher = sub.Matcher
 	if err := p.conn.Call(ctx, yep.MethodHookFire, params, &res); err != nil {
@@ -705,6 +760,13 @@ func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.Hook
 		res.Decision = yep.DecisionAllow
 	}
 	res.Reason = e.scrub(res.Reason)
+	res.Args = e.scrubJSON(res.Args)
+	if res.Result != nil {
+		r := *res.Result
+		r.Output = e.scrub(r.Output)
+		r.Data = e.scrubJSON(r.Data)
+		res.Result = &r
+	}
 	return res, nil
 }
 
@@ -724,7 +786,7 @@ func (e *Extension) ExecuteCommand(ctx context.Context, name, args string) (yep.
 	}
 	p, err := e.ensure(ctx)
 	if err != nil {
-		return res, err
+		return res, e.scrubError(err)
 	}
 	if err := p.conn.Call(ctx, yep.MethodCommandExecute, yep.CommandExecuteParams{Name: name, Arguments: args}, &res); err != nil {
 		return res, e.callError("command/execute", err)
@@ -788,6 +850,30 @@ func (e *Extension) UpdateConfig(ctx context.Context, cfg json.RawMessage) (rest
 	return false, nil
 }
 
+// Reconfigure replaces the config and the server environment together,
+// for a change that reaches the environment (a secret, or a field with
+// `env`). When the environment is unchanged it is [Extension.UpdateConfig].
+// Otherwise a running server is restarted so it starts with the new
+// environment (the approved surface never changes); an idle one gets it at
+// its next start. It reports whether a restart happened.
+func (e *Extension) Reconfigure(ctx context.Context, cfg json.RawMessage, env map[string]string) (restarted bool, err error) {
+	e.mu.Lock()
+	if maps.Equal(env, e.grant.Server.Env) {
+		e.mu.Unlock()
+		return e.UpdateConfig(ctx, cfg)
+	}
+	e.grant.Config = cfg
+	e.grant.Server.Env = maps.Clone(env)
+	p := e.proc
+	e.mu.Unlock()
+	if p == nil {
+		return false, nil
+	}
+	e.log.Info("server environment changed; restarting")
+	e.Stop()
+	return true, e.Start(ctx)
+}
+
 // Trace queues a trace event for a trace-declaring extension. It never
 // blocks: when the queue is full the event is dropped and counted.
 func (e *Extension) Trace(ev yep.TraceEventParams) {
@@ -804,6 +890,7 @@ func (e *Extension) Trace(ev yep.TraceEventParams) {
 	if closed {
 		return
 	}
+	ev.Data = e.scrubJSON(ev.Data)
 	defer func() { _ = recover() }() // the queue may close concurrently
 	select {
 	case e.traceQ <- ev:
@@ -865,6 +952,7 @@ func (e *Extension) reverseHandler(p *process) jsonrpc.Handler {
 			if err := json.Unmarshal(req.Params, &q); err != nil {
 				return nil, yep.Errorf(yep.CodeInvalidParams, "ui/ask: %v", err)
 			}
+			q.Prompt, q.Placeholder = e.scrub(q.Prompt), e.scrub(q.Placeholder)
 			return e.opts.Asks.ask(ctx, e.grant.Name, q)
 		}
 		if req.IsNotification() {
