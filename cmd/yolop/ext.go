@@ -15,7 +15,11 @@ func (a *app) extCmd() *cobra.Command {
   enable <name>      turn one on (a settings.toml [[capabilities]] entry)
   disable <name>     turn one off (it stays installed)
   update [name]      re-resolve the source; a widening change asks again
-  remove <name>      uninstall and drop its settings entry`,
+  remove <name>      uninstall and drop its settings entry
+  doctor <name|path> spawn the server and grade it against the manifest
+  secret, pack       credential-store secrets; package a .crate
+
+See docs/extensions.md for sources, consent, settings.toml and list output.`,
 	}
 	cmd.AddCommand(
 		a.extInstallCmd(), a.extListCmd(), a.extEnableCmd(), a.extDisableCmd(),
