@@ -538,3 +538,31 @@ func TestSessionEnableDisablePersist(t *testing.T) {
 		t.Fatal("/disable did not persist")
 	}
 }
+
+// TestNarrowingUpdateAppliedWithANote: removing a tool needs no consent;
+// the update says what narrowed.
+func TestNarrowingUpdateAppliedWithANote(t *testing.T) {
+	cfg := isolate(t)
+	pkg := echoPackage(t)
+	if _, errOut, code := cli(t, "", "ext", "install", pkg, "--yes"); code != 0 {
+		t.Fatal(errOut)
+	}
+	p := filepath.Join(pkg, "plugin.json")
+	var m map[string]any
+	json.Unmarshal(fileBytes(t, p), &m)
+	y := m["yolop"].(map[string]any)
+	y["tools"] = y["tools"].([]any)[:1] // drop count
+	b, _ := json.Marshal(m)
+	os.WriteFile(p, b, 0o644)
+	out, errOut, code := cli(t, "", "ext", "update", "echo")
+	if code != 0 {
+		t.Fatalf("a narrowing update without --yes failed: %s", errOut)
+	}
+	mustContain(t, "update", out, "note: the update narrows the grant", "- ", "count")
+	if strings.Contains(out, "approved with --yes") || strings.Contains(out, "[y/N]") {
+		t.Fatalf("a narrowing update asked:\n%s", out)
+	}
+	if tools := readLock(t, cfg).Entry("echo"); !strings.Contains(string(tools.Manifest), `"echo"`) || strings.Contains(string(tools.Manifest), `"count"`) {
+		t.Fatalf("lock manifest after narrowing = %s", tools.Manifest)
+	}
+}
