@@ -1,15 +1,149 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"yolop.dev/cmd/yolop/internal/doctor"
+	"yolop.dev/cmd/yolop/internal/extload"
+	"yolop.dev/core/host"
+	"yolop.dev/packaging"
+	"yolop.dev/transport/stdio"
 )
 
+// doctorFailed is the error of a doctor run with failed checks; the
+// report already says what failed.
+type doctorFailed struct{ name string }
+
+func (e doctorFailed) Error() string {
+	return fmt.Sprintf("doctor: extension %s failed; fix the FAIL lines above and run `yolop ext doctor` again", e.name)
+}
+func (doctorFailed) ExitCode() int { return 1 }
+
 func (a *app) extDoctorCmd() *cobra.Command {
-	return &cobra.Command{
+	var (
+		asJSON  bool
+		timeout time.Duration
+		grace   time.Duration
+		hookTO  time.Duration
+	)
+	cmd := &cobra.Command{
 		Use:   "doctor <name|path>",
 		Short: "Spawn an extension's server and grade its handshake against the manifest",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("doctor is not built yet") },
+		Long: `doctor runs an extension's capability server exactly as a session does and
+grades it against its manifest, with a pass, warn or fail per check:
+protocol-version compatibility, every message validated against
+schema/yep/v1/schema.json, the clamp (a tool, hook, MCP server, prompt or
+opt-in wider than the manifest fails), the prompt facet, a round trip per
+tool that has "example" arguments, cancellation and a clean shutdown.
+
+It is behavioural: it fires a synthetic pre_tool_use/post_tool_use event at
+every hook subscription and shows each decision, then injects a hook
+timeout and a server crash and reports what the host did — a subscription
+with on_error "block" must fail closed.
+
+The argument is an installed extension's name, or a package directory
+(anything with a path separator, or an existing directory). The exit status
+is 1 when any check fails.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, g, err := a.doctorTarget(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			ws, _ := os.Getwd()
+			rep, err := doctor.Run(cmd.Context(), m, g, doctor.Options{
+				Transport:           stdio.New(stdio.Options{Logger: a.log}),
+				HandshakeTimeout:    timeout,
+				CallTimeout:         timeout,
+				StopGrace:           grace,
+				InjectedHookTimeout: hookTO,
+				SessionID:           fmt.Sprintf("doctor-%d", time.Now().UnixNano()),
+				WorkspaceRoot:       ws,
+			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				err = rep.WriteJSON(a.stdout)
+			} else {
+				err = rep.WriteTable(a.stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return doctorFailed{g.Name}
+			}
+			return nil
+		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "bound on the handshake and on each wait for the server")
+	cmd.Flags().DurationVar(&grace, "grace", 2*time.Second, "how long the server gets to exit after shutdown before it is killed")
+	cmd.Flags().DurationVar(&hookTO, "hook-timeout", 100*time.Millisecond, "the deadline of the injected hook timeout")
+	cmd.ValidArgsFunction = a.doctorNameCompletion
+	return cmd
+}
+
+// doctorTarget resolves a package directory or an installed extension to
+// its manifest and grant. An installed package is verified against
+// extensions.lock first, as the runtime does before it runs one.
+func (a *app) doctorTarget(ctx context.Context, arg string) (*packaging.Manifest, host.Grant, error) {
+	if looksLikePath(arg) {
+		g, m, err := extload.FromDir(arg)
+		if err != nil {
+			return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
+		}
+		return m, g, nil
+	}
+	store, err := packaging.DefaultStore()
+	if err != nil {
+		return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
+	}
+	v, err := store.VerifyInstalled(ctx, arg)
+	if err != nil {
+		return nil, host.Grant{}, fmt.Errorf("doctor: %w (to check a package directory, pass its path, e.g. ./%s)", err, arg)
+	}
+	g, err := extload.FromManifest(v.Manifest, nil, nil)
+	if err != nil {
+		return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
+	}
+	return v.Manifest, g, nil
+}
+
+// looksLikePath tells a package directory from an extension name: names
+// never hold a path separator, and an existing directory wins.
+func looksLikePath(arg string) bool {
+	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) || arg == "." || arg == ".." {
+		return true
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.IsDir()
+}
+
+// doctorNameCompletion completes installed extension names.
+func (a *app) doctorNameCompletion(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	store, err := packaging.DefaultStore()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	list, err := store.List(cmd.Context())
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	var names []string
+	for _, in := range list {
+		names = append(names, in.Name)
+	}
+	return names, cobra.ShellCompDirectiveDefault
 }
