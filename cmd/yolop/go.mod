@@ -8,6 +8,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/tools v0.48.0
 	yolop.dev/core v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/git v0.0.0
