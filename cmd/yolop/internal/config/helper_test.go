@@ -1,0 +1,8 @@
+package config
+
+import (
+	"bufio"
+	"strings"
+)
+
+func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
