@@ -115,6 +115,7 @@ type Document struct {
 	Text    *protocol.Text
 	// Hash is the SHA-256 of the text.
 	Hash    [32]byte
+	gen     uint64 // diagnostics generation when this text was sent
 	modTime time.Time
 	size    int64
 	used    uint64
@@ -148,7 +149,10 @@ type Client struct {
 	diagGen  uint64
 	progress map[string]string // active work-done progress: token → title
 	changed  chan struct{}     // closed and replaced on every diagnostics/progress event
-	lastEvt  time.Time
+	lastEvt  time.Time // last diagnostics, progress or change
+	lastPub  time.Time // last publishDiagnostics
+	lastChg  time.Time // last change this client sent
+	latency  time.Duration // from a change to the first publish after it
 }
 
 // Start speaks to a server over r and w: it runs the initialize handshake
@@ -419,6 +423,14 @@ func lookupSection(settings json.RawMessage, section string) json.RawMessage {
 	return cur
 }
 
+// changeSent records that a change notification went to the server.
+func (c *Client) changeSent() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastChg = time.Now()
+	c.lastEvt = c.lastChg
+}
+
 // notifyLocked wakes waiters; c.mu must be held.
 func (c *Client) notifyLocked() {
 	close(c.changed)
@@ -431,7 +443,12 @@ func (c *Client) storeDiagnostics(uri protocol.DocumentURI, version *int32, item
 	defer c.mu.Unlock()
 	c.diagGen++
 	c.diags[uri] = &diagEntry{items: items, gen: c.diagGen, version: version}
+	now := time.Now()
+	if !c.lastChg.IsZero() && !c.lastPub.After(c.lastChg) {
+		c.latency = now.Sub(c.lastChg)
+	}
 	c.notifyLocked()
+	c.lastPub = c.lastEvt
 }
 
 func (c *Client) trackProgress(p protocol.ProgressParams) {
@@ -515,27 +532,75 @@ func (c *Client) WaitDiagnostics(ctx context.Context, uri protocol.DocumentURI, 
 }
 
 // WaitIdle waits until the server has no work-done progress in flight and
-// nothing was published for quiet, at most max. It reports whether the
-// server went idle.
-func (c *Client) WaitIdle(ctx context.Context, quiet, max time.Duration) (bool, error) {
-	deadline := time.NewTimer(max)
+// nothing was published for quiet (or for three times the server's last
+// change-to-publish latency, when longer), at most limit. When nothing was
+// published since the last change this client sent, it waits at least five
+// times quiet, so a server slow to start re-checking is not taken for idle.
+// It reports whether the server went idle.
+func (c *Client) WaitIdle(ctx context.Context, quiet, limit time.Duration) (bool, error) {
+	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
 		busy := len(c.progress) > 0
 		since := time.Since(c.lastEvt)
+		// A server re-checks in rounds after a change (the changed file
+		// first, then its dependents), each about as long as the first:
+		// stay until a few rounds' time passed without news.
+		wait := max(quiet, 3*c.latency)
+		if !c.lastPub.After(c.lastChg) {
+			wait = max(5*quiet, wait)
+		}
 		ch := c.changed
 		c.mu.Unlock()
 		var tick <-chan time.Time
 		if !busy {
-			if since >= quiet {
+			if since >= wait {
 				return true, nil
 			}
-			tick = time.After(quiet - since)
+			tick = time.After(wait - since)
 		}
 		select {
 		case <-ch:
 		case <-tick:
+		case <-deadline.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-c.conn.Done():
+			return false, &jsonrpc.ClosedError{Cause: c.conn.Err()}
+		}
+	}
+}
+
+// WaitSynced waits until the server has published diagnostics for the
+// current text of every open document (by version when the server reports
+// versions, else any publish after the text was sent), at most limit. It
+// reports whether all of them caught up.
+func (c *Client) WaitSynced(ctx context.Context, limit time.Duration) (bool, error) {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		behind := false
+		for _, d := range c.docs {
+			e := c.diags[d.URI]
+			switch {
+			case e == nil:
+				behind = true
+			case e.version != nil:
+				behind = behind || *e.version < d.Version
+			default:
+				behind = behind || e.gen <= d.gen
+			}
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		if !behind {
+			return true, nil
+		}
+		select {
+		case <-ch:
 		case <-deadline.C:
 			return false, nil
 		case <-ctx.Done():

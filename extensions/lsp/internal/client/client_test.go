@@ -90,7 +90,9 @@ func startGopls(t *testing.T, root string, encs []protocol.Encoding) (*Client, *
 		t.Fatalf("start: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Generous: on a loaded machine gopls may still be loading the
+		// workspace when asked to shut down.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := c.Close(ctx); err != nil {
 			t.Errorf("close: %v", err)

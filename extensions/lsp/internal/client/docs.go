@@ -101,9 +101,11 @@ func (c *Client) syncLocked(ctx context.Context, path string) (*Document, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: sync %s: %w", c.opts.Name, path, err)
 	}
+	c.changeSent()
 	c.mu.Lock()
 	c.useClock++
 	nd.used = c.useClock
+	nd.gen = c.diagGen
 	c.docs[path] = nd
 	var evict *Document
 	if len(c.docs) > c.opts.MaxOpen {
@@ -165,36 +167,23 @@ func (c *Client) SyncOpen(ctx context.Context) (changed bool, err error) {
 	return changed, nil
 }
 
-// FilesChanged tells the server that files changed on disk: open documents
-// are re-synced, the others are reported with
-// workspace/didChangeWatchedFiles.
+// FilesChanged tells the server that files changed on disk (because the
+// caller wrote them): each is re-synced, and opened when it was not open,
+// so the server diagnoses its new text and reports the version it saw.
 func (c *Client) FilesChanged(ctx context.Context, paths []string) error {
 	c.docMu.Lock()
 	defer c.docMu.Unlock()
-	var events []protocol.FileEvent
 	for _, p := range paths {
 		c.mu.Lock()
-		doc := c.docs[p]
-		if doc != nil {
+		if doc := c.docs[p]; doc != nil {
 			doc.modTime = time.Time{} // force a re-read: the caller knows it changed
 		}
 		c.mu.Unlock()
-		if doc != nil {
-			if _, err := c.syncLocked(ctx, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			continue
+		if _, err := c.syncLocked(ctx, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
-		typ := protocol.FileChanged
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			typ = protocol.FileDeleted
-		}
-		events = append(events, protocol.FileEvent{URI: protocol.URIFromPath(p), Type: typ})
 	}
-	if len(events) == 0 {
-		return nil
-	}
-	return c.conn.Notify(ctx, "workspace/didChangeWatchedFiles", protocol.DidChangeWatchedFilesParams{Changes: events})
+	return nil
 }
 
 // NotifyWatched reports file events the caller detected itself (e.g. by
@@ -203,5 +192,6 @@ func (c *Client) NotifyWatched(ctx context.Context, events []protocol.FileEvent)
 	if len(events) == 0 {
 		return nil
 	}
+	c.changeSent()
 	return c.conn.Notify(ctx, "workspace/didChangeWatchedFiles", protocol.DidChangeWatchedFilesParams{Changes: events})
 }

@@ -63,6 +63,11 @@ func DefaultServers() map[string]ServerConfig {
 			Command:    "gopls",
 			Extensions: []string{".go"},
 			Install:    "go install golang.org/x/tools/gopls@latest",
+			// Workspace symbol search covers the workspace's packages, not
+			// the standard library and dependencies; packages that depend
+			// on a changed one are re-checked at once, not after gopls's
+			// default 1s pause for a typist (an agent's edits arrive whole).
+			InitializationOptions: json.RawMessage(`{"symbolScope":"workspace","diagnosticsDelay":"50ms"}`),
 		},
 		"rust": {
 			Command:    "rust-analyzer",

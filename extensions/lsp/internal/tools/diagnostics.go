@@ -168,6 +168,9 @@ func (s *Service) workspaceDiagnostics(ctx context.Context, level int) (string, 
 		if _, err := s.m.Refresh(ctx, h); err != nil {
 			return "", s.callError(ctx, h, "sync", err)
 		}
+		if _, err := h.Client.WaitSynced(ctx, remaining(deadline)); err != nil {
+			return "", s.callError(ctx, h, "textDocument/publishDiagnostics", err)
+		}
 		if _, err := h.Client.WaitIdle(ctx, 300*time.Millisecond, remaining(deadline)); err != nil {
 			return "", s.callError(ctx, h, "textDocument/publishDiagnostics", err)
 		}

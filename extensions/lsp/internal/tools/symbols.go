@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"yolop.dev/extensions/lsp/internal/client"
@@ -117,7 +118,12 @@ func (s *Service) workspaceSymbols(ctx context.Context, query string) (string, e
 		}
 		return "No language server handles the files in this workspace.", nil
 	}
-	var lines []string
+	type hit struct {
+		line string
+		rank int
+	}
+	var hits []hit
+	q := strings.ToLower(query)
 	for _, h := range hs {
 		if !client.Supported(h.Client.Capabilities().WorkspaceSymbolProvider) {
 			continue
@@ -136,8 +142,29 @@ func (s *Service) workspaceSymbols(ctx context.Context, query string) (string, e
 			if si.ContainerName != "" {
 				line += " (in " + si.ContainerName + ")"
 			}
-			lines = append(lines, line)
+			// Rank: exact names, then names containing the query, then
+			// the server's fuzzy matches; inside the workspace first.
+			name := strings.ToLower(si.Name)
+			if i := strings.LastIndexByte(name, '.'); i >= 0 {
+				name = name[i+1:]
+			}
+			rank := 2
+			switch {
+			case name == q:
+				rank = 0
+			case strings.Contains(name, q):
+				rank = 1
+			}
+			if pl.rel == pl.path {
+				rank += 3 // outside the workspace root
+			}
+			hits = append(hits, hit{line, rank})
 		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].rank < hits[j].rank })
+	lines := make([]string, len(hits))
+	for i, h := range hits {
+		lines[i] = h.line
 	}
 	var b strings.Builder
 	if len(lines) == 0 {

@@ -141,7 +141,9 @@ func TestGopls(t *testing.T) {
 	})
 	t.Run("workspace symbols", func(t *testing.T) {
 		out := mustRun(t, svc.Symbols, SymbolsArgs{Query: "Shout"})
-		contains(t, out, "Function Shout — greet/shout.go:6:6")
+		if !strings.HasPrefix(out, "1 symbol matching \"Shout\":\nFunction Shout — greet/shout.go:6:6") {
+			t.Fatalf("workspace symbols = %q", out)
+		}
 	})
 	t.Run("diagnostics", func(t *testing.T) {
 		out := mustRun(t, svc.Diagnostics, DiagnosticsArgs{File: "greet/greet.go"})
