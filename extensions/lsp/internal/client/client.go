@@ -149,10 +149,10 @@ type Client struct {
 	diagGen  uint64
 	progress map[string]string // active work-done progress: token → title
 	changed  chan struct{}     // closed and replaced on every diagnostics/progress event
-	lastEvt  time.Time // last diagnostics, progress or change
-	lastPub  time.Time // last publishDiagnostics
-	lastChg  time.Time // last change this client sent
-	latency  time.Duration // from a change to the first publish after it
+	lastEvt  time.Time         // last diagnostics, progress or change
+	lastPub  time.Time         // last publishDiagnostics
+	lastChg  time.Time         // last change this client sent
+	latency  time.Duration     // from a change to the first publish after it
 }
 
 // Start speaks to a server over r and w: it runs the initialize handshake
