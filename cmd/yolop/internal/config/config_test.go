@@ -344,3 +344,40 @@ func TestLineAsker(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+// TestConfiguredExampleManifest reads the SDK example's manifest through
+// the packaging loader: its fields are what setup and list work from.
+func TestConfiguredExampleManifest(t *testing.T) {
+	m, err := packaging.Load("../../../../core/examples/configured")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := m.ConfigFields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]packaging.ConfigField{}
+	for _, f := range fields {
+		byName[f.Name] = f
+	}
+	if f := byName["token"]; !f.Secret || f.Env != "CONFIGURED_TOKEN" || !f.Required {
+		t.Errorf("token = %+v", f)
+	}
+	if f := byName["style"]; len(f.Enum) != 2 || f.Secret {
+		t.Errorf("style = %+v", f)
+	}
+	f := newFixture(t)
+	f.m = m
+	ask := answers("ftp://nope", "https://api.example", "short", "tok-long-enough")
+	if _, err := f.r.Setup(context.Background(), m, ask); err != nil {
+		t.Fatal(err)
+	}
+	// endpoint and token are each refused once: a pattern, a minLength.
+	if len(ask.asked) != 4 || !strings.Contains(ask.asked[1].Prompt, "endpoint") || !strings.Contains(ask.asked[3].Prompt, "minLength") ||
+		!ask.asked[3].Secret || strings.Contains(ask.asked[3].Prompt, "short") {
+		t.Errorf("questions = %+v", ask.asked)
+	}
+	if s, _, _ := f.sec.Get(context.Background(), "configured", "token"); s.Reveal() != "tok-long-enough" {
+		t.Error("token not stored")
+	}
+}

@@ -358,3 +358,15 @@ func (r *Resolver) GrantParts(ctx context.Context, m *packaging.Manifest) (json.
 	}
 	return res.Config, res.Env, warnings, nil
 }
+
+// CheckSecret validates one secret value against its field's schema (a
+// pattern, a length). The message names the field and the rule, never the
+// value.
+func CheckSecret(m *packaging.Manifest, field string, v secrets.Secret) error {
+	if err := validateField(m, field, v.Reveal()); err != nil {
+		s := NewScrubber()
+		s.Add(m.Name, field, v)
+		return fmt.Errorf("extension %s: the secret does not fit its config_schema: %s; nothing was saved", m.Name, s.Scrub(err.Error()))
+	}
+	return nil
+}

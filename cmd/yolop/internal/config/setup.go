@@ -249,8 +249,13 @@ func (r *Resolver) askField(ctx context.Context, m *packaging.Manifest, k Kind, 
 		}
 		answer := strings.TrimSpace(res.Answer)
 		v, err := k.Parse(f, answer)
-		if err == nil && !k.Secret() {
+		if err == nil {
 			err = validateField(m, f.Name, v)
+			if err != nil && k.Secret() {
+				sc := NewScrubber()
+				sc.Add(m.Name, f.Name, secrets.New(answer))
+				err = errors.New(sc.Scrub(err.Error()))
+			}
 		}
 		if err == nil {
 			return v, nil
