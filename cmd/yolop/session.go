@@ -124,7 +124,9 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		Status:        r,
 		SessionID:     fmt.Sprintf("s-%d", time.Now().UnixNano()),
 		WorkspaceRoot: ws,
-		Builtins:      a.builtins(),
+		Builtins: a.builtins(withAsk(r), withSession(
+			func(g host.Grant) { r.sess.Activate(g) },
+			func(n string) bool { return r.sess.Deactivate(n) })),
 	})
 	r.sess = s
 	defer s.Close()

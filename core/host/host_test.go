@@ -249,7 +249,7 @@ func TestHangingHandshakeDegradesWithoutHoldingUpOthers(t *testing.T) {
 	ok.Prompt = &PromptGrant{Text: "fine prompt"}
 	s := newTestSession(t, SessionOptions{
 		Grants:    []Grant{hang, ok},
-		Extension: ExtensionOptions{HandshakeTimeout: 500 * time.Millisecond},
+		Extension: ExtensionOptions{HandshakeTimeout: 2 * time.Second},
 	})
 	err := s.Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `"wedged" did not answer initialize`) {
