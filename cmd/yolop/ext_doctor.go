@@ -88,13 +88,14 @@ is 1 when any check fails.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "bound on the handshake and on each wait for the server")
 	cmd.Flags().DurationVar(&grace, "grace", 2*time.Second, "how long the server gets to exit after shutdown before it is killed")
 	cmd.Flags().DurationVar(&hookTO, "hook-timeout", 100*time.Millisecond, "the deadline of the injected hook timeout")
-	cmd.ValidArgsFunction = a.doctorNameCompletion
+	cmd.ValidArgsFunction = a.completeInstalled
 	return cmd
 }
 
 // doctorTarget resolves a package directory or an installed extension to
 // its manifest and grant. An installed package is verified against
-// extensions.lock first, as the runtime does before it runs one.
+// extensions.lock first, as the runtime does before it runs one; an
+// enabled one gets the grant a session would run, config included.
 func (a *app) doctorTarget(ctx context.Context, arg string) (*packaging.Manifest, host.Grant, error) {
 	if looksLikePath(arg) {
 		g, m, err := extload.FromDir(arg)
@@ -103,17 +104,23 @@ func (a *app) doctorTarget(ctx context.Context, arg string) (*packaging.Manifest
 		}
 		return m, g, nil
 	}
-	store, err := packaging.DefaultStore()
+	mgr, err := a.manager()
 	if err != nil {
 		return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
 	}
-	v, err := store.VerifyInstalled(ctx, arg)
+	v, err := mgr.Store().VerifyInstalled(ctx, arg)
 	if err != nil {
 		return nil, host.Grant{}, fmt.Errorf("doctor: %w (to check a package directory, pass its path, e.g. ./%s)", err, arg)
 	}
 	g, err := extload.FromManifest(v.Manifest, nil, nil)
 	if err != nil {
 		return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
+	}
+	enabled, _ := mgr.Grants(ctx)
+	for _, eg := range enabled {
+		if eg.Name == v.Manifest.Name {
+			g = eg
+		}
 	}
 	return v.Manifest, g, nil
 }
@@ -126,24 +133,4 @@ func looksLikePath(arg string) bool {
 	}
 	fi, err := os.Stat(arg)
 	return err == nil && fi.IsDir()
-}
-
-// doctorNameCompletion completes installed extension names.
-func (a *app) doctorNameCompletion(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	store, err := packaging.DefaultStore()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveDefault
-	}
-	list, err := store.List(cmd.Context())
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveDefault
-	}
-	var names []string
-	for _, in := range list {
-		names = append(names, in.Name)
-	}
-	return names, cobra.ShellCompDirectiveDefault
 }

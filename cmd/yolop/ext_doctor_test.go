@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"yolop.dev/cmd/yolop/internal/doctor"
-	"yolop.dev/packaging"
 )
 
 // doctorJSON runs `yolop ext doctor --json` and decodes the report.
@@ -261,16 +259,10 @@ func TestDoctorFailsASchemaInvalidResult(t *testing.T) {
 func TestDoctorResolvesAnInstalledExtensionByName(t *testing.T) {
 	t.Setenv("YOLOP_CONFIG_DIR", t.TempDir())
 	pkg := hostServer(t, `{}`, echoTool)
-	store, err := packaging.DefaultStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := packaging.ParseSource(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Install(context.Background(), packaging.InstallOptions{Source: src}); err != nil {
-		t.Fatal(err)
+	for _, args := range [][]string{{"ext", "install", "--yes", pkg}, {"ext", "enable", "broken"}} {
+		if out, errOut, code := cli(t, "", args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+		}
 	}
 	rep, errOut, code := doctorJSON(t, "broken")
 	if code != 0 || rep.Extension != "broken" || rep.Dir != pkg {
@@ -279,5 +271,61 @@ func TestDoctorResolvesAnInstalledExtensionByName(t *testing.T) {
 	_, errOut, code = cli(t, "", "ext", "doctor", "nosuch")
 	if code != 1 || !strings.Contains(errOut, "nosuch") || !strings.Contains(errOut, "yolop ext install") {
 		t.Fatalf("unknown name: exit %d: %s", code, errOut)
+	}
+}
+
+func TestDoctorGradesAPostHookThatFailsClosed(t *testing.T) {
+	spec := `{"capabilities":["tools","hooks","cancel"],"capability_params":{"tools":[{"name":"echo"}],
+	  "hooks":[{"event":"post_tool_use","matcher":"ech?"}]}}`
+	pkg := hostServer(t, spec, echoTool, `"hooks":[{"event":"post_tool_use","matcher":"ech?","timeout_ms":2000,"on_error":"block"}]`)
+	rep, errOut, code := doctorJSON(t, pkg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, table(rep))
+	}
+	h := rep.Hooks[0]
+	got := []string{}
+	for _, s := range h.Steps {
+		got = append(got, s.Condition+"="+s.Outcome)
+	}
+	// The manifest tool echo matches "ech?" and has an example: the
+	// synthetic event names it. A failing post hook withholds the result.
+	want := "normal=proceeded timeout=withheld crash=withheld after-crash=proceeded"
+	if h.Tool != "echo" || strings.Join(got, " ") != want {
+		t.Fatalf("tool %q, steps %s; want %s\n%s", h.Tool, strings.Join(got, " "), want, table(rep))
+	}
+}
+
+func TestDoctorFailsAHookThatNeverFires(t *testing.T) {
+	// The server subscribes to nothing, though the manifest approves a
+	// blocking guard.
+	pkg := hostServer(t, `{"capabilities":["tools","cancel"]}`, echoTool, `"hooks":[{"event":"pre_tool_use","matcher":"bash","on_error":"block"}]`)
+	rep, _, code := doctorJSON(t, pkg)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	c := check(t, rep, doctor.GroupClamp, "hook pre_tool_use bash")
+	if c.Status != doctor.Fail || !strings.Contains(c.Detail, "never fires") {
+		t.Fatalf("unsubscribed hook: %+v", c)
+	}
+}
+
+func TestDoctorFailsAnUncleanShutdown(t *testing.T) {
+	for mode, want := range map[string]string{
+		"dirty_exit": "exited with status 3",
+		"linger":     "the host killed it (signal",
+	} {
+		t.Run(mode, func(t *testing.T) {
+			pkg := pyPackage(t, "testdata/doctor/broken.py", map[string]string{"DOCTOR_MODE": mode}, echoTool, "")
+			rep, _, code := doctorJSON(t, "--grace", "200ms", pkg)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			if c := check(t, rep, doctor.GroupShutdown, "exit"); c.Status != doctor.Fail || !strings.Contains(c.Detail, want) {
+				t.Fatalf("exit: %+v", c)
+			}
+			if c := check(t, rep, doctor.GroupShutdown, "shutdown"); c.Status != doctor.Pass {
+				t.Fatalf("shutdown: %+v", c)
+			}
+		})
 	}
 }

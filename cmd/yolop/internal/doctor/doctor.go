@@ -535,7 +535,13 @@ func (d *run) checkSchema() {
 		d.r.add(GroupSchema, who+" "+p.what, st, "%s\n%s", p.detail, p.line)
 	}
 	if listed < len(probs) {
-		d.r.add(GroupSchema, "more", Fail, "%d more problems not listed", len(probs)-listed)
+		st := Warn
+		for _, p := range probs[listed:] {
+			if !p.minor {
+				st = Fail
+			}
+		}
+		d.r.add(GroupSchema, "more", st, "%d more problems not listed", len(probs)-listed)
 	}
 	if fails == 0 {
 		d.r.add(GroupSchema, "messages", Pass, "%d messages (%d host→server, %d server→host) conform to schema/yep/v1/schema.json", toSrv+toHst, toSrv, toHst)

@@ -313,6 +313,9 @@ func (d *run) probeTimeout(ctx context.Context, sub host.HookGrant, tool string,
 	step := HookStep{Condition: condTimeout}
 	short := sub
 	short.TimeoutMS = max(1, int(d.opts.InjectedHookTimeout/time.Millisecond))
+	if sub.TimeoutMS > 0 && sub.TimeoutMS < short.TimeoutMS {
+		short.TimeoutMS = sub.TimeoutMS
+	}
 	ps, err := d.newProbeSession(ctx, short, tool, args)
 	if err != nil {
 		step.Outcome, step.Status = outError, Fail

@@ -13,10 +13,14 @@ chosen by the DOCTOR_MODE environment variable:
                   that allows everything. It fails open after a crash.
   deny            the guard answers {"decision": "deny"}, which is not a
                   YEP decision: the host treats it as allow.
+  dirty_exit      exits with status 3 on exit and at the end of stdin.
+  linger          ignores exit and the end of stdin, so the host has to
+                  terminate it.
 """
 import json
 import os
 import sys
+import time
 
 mode = os.environ.get("DOCTOR_MODE", "")
 marker = os.path.join(os.environ.get("DOCTOR_STATE", "."), "running.marker")
@@ -34,6 +38,10 @@ def send(msg):
 def clean_exit():
     if mode == "guard" and os.path.exists(marker):
         os.remove(marker)
+    if mode == "dirty_exit":
+        sys.exit(3)
+    if mode == "linger":
+        time.sleep(60)
     sys.exit(0)
 
 
