@@ -289,3 +289,69 @@ func TestReportTableAndJSON(t *testing.T) {
 		t.Fatalf("round trip: %v %+v", err, back)
 	}
 }
+
+func TestTapReaderPassesAnOversizedLineWithoutBufferingIt(t *testing.T) {
+	s, _ := compiledSchemas()
+	pr, pw := io.Pipe()
+	w := newWire(pipeTransport{pr}, s)
+	ci, err := w.Start(context.Background(), core.ServerSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		io.WriteString(pw, `{"jsonrpc":"2.0","method":"log","params":{"message":"`)
+		pw.Write(bytes.Repeat([]byte("x"), maxObservedLine))
+		io.WriteString(pw, "\"}}\n{\"jsonrpc\":\"2.0\",\"method\":\"log\",\"params\":{\"message\":\"after\"}}\n")
+		pw.Close()
+	}()
+	n, err := io.Copy(io.Discard, ci.Stdout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < maxObservedLine {
+		t.Fatalf("delivered %d bytes; the oversized line must still reach the host", n)
+	}
+	probs := w.problemList()
+	if len(probs) != 1 || !strings.Contains(probs[0].detail, "longer than") {
+		t.Fatalf("problems = %+v", probs)
+	}
+	msgs := w.since(0)
+	if last := msgs[len(msgs)-1]; last.method != yep.MethodLog || !strings.Contains(string(last.params), "after") {
+		t.Fatalf("the line after the oversized one was not observed: %+v", last)
+	}
+}
+
+// FuzzWireObserve feeds arbitrary server output to the wire: it must never
+// panic, and every non-blank line is either a recorded message or a
+// problem.
+func FuzzWireObserve(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"output":"hi"}}`,
+		`{"jsonrpc":"2.0","method":"tool/update","params":{"request_id":1,"output":"x"}}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"ui/ask","params":{"prompt":"?"}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`,
+		`{"method":null}`,
+		`[1,2,3]`,
+		`not json`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"log"}`,
+		"",
+	} {
+		f.Add(seed)
+	}
+	s, err := compiledSchemas()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		w := newWire(nil, s)
+		inst := &tapInstance{w: w, pending: [2]map[string]string{{}, {}}}
+		w.observe(inst, toServer, []byte(`{"jsonrpc":"2.0","id":1,"method":"tool/call","params":{"name":"t"}}`))
+		w.observe(inst, toHost, []byte(line))
+		if strings.TrimSpace(strings.TrimRight(line, "\r")) == "" {
+			return
+		}
+		if len(w.since(0)) != 2 {
+			t.Fatalf("line %q was not recorded", line)
+		}
+	})
+}

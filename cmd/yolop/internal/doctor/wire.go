@@ -365,6 +365,11 @@ func (t *tapInstance) stdinClosedAt() time.Time {
 	return t.stdinClosed
 }
 
+// maxObservedLine is the longest line the tap buffers to validate: the
+// host's own message limit (16 MiB, default_max_message_bytes in
+// meta.json).
+const maxObservedLine = 16 << 20
+
 // A tapReader passes the server's stdout through, one line at a time. It
 // can hold lines back (the host sees a slow server) or drain everything
 // still unread (the host sees a server that died without answering).
@@ -378,8 +383,11 @@ type tapReader struct {
 	release chan struct{} // closed when a hold ends
 	out     []byte        // whole lines ready for the host
 	partial []byte
-	err     error
-	buf     [32 << 10]byte
+	// oversize is set while the rest of a line too long to observe
+	// passes through.
+	oversize bool
+	err      error
+	buf      [32 << 10]byte
 }
 
 // hold makes the host see nothing from the server until resume or drop.
@@ -443,32 +451,56 @@ func (r *tapReader) Read(p []byte) (int, error) {
 		r.mu.Unlock()
 
 		n, err := r.r.Read(r.buf[:])
+		var deliver []byte
 		var lines [][]byte
+		tooLarge := false
 		r.mu.Lock()
-		r.partial = append(r.partial, r.buf[:n]...)
+		p := append(r.partial, r.buf[:n]...)
 		for {
-			i := bytes.IndexByte(r.partial, '\n')
+			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
 				break
 			}
-			lines = append(lines, r.partial[:i+1])
-			r.partial = r.partial[i+1:]
+			line := p[:i+1]
+			p = p[i+1:]
+			deliver = append(deliver, line...)
+			if r.oversize {
+				r.oversize = false // the tail of a line too long to observe
+				continue
+			}
+			lines = append(lines, line)
 		}
 		if err != nil {
-			if len(r.partial) > 0 {
-				lines = append(lines, r.partial)
-				r.partial = nil
+			if len(p) > 0 {
+				deliver = append(deliver, p...)
+				if !r.oversize {
+					lines = append(lines, p)
+				}
+				p = nil
 			}
 			r.err = err
 		}
+		if len(p) > maxObservedLine {
+			// Pass it through for the host to refuse, but do not buffer it.
+			deliver = append(deliver, p...)
+			p = nil
+			tooLarge = !r.oversize
+			r.oversize = true
+		}
+		if len(deliver) > 0 {
+			p = bytes.Clone(p) // let the delivered lines' buffer go
+		}
+		r.partial = p
 		if r.drain {
-			lines = nil
+			lines, tooLarge = nil, false
+		} else {
+			r.out = append(r.out, deliver...)
 		}
-		for _, l := range lines {
-			r.out = append(r.out, l...)
-		}
-		r.partial = bytes.Clone(r.partial)
 		r.mu.Unlock()
+		if tooLarge {
+			r.t.w.record(&wireMsg{conn: r.t.n, dir: toHost, at: time.Now()}, []problem{{dir: toHost, what: "stdout",
+				detail: fmt.Sprintf("a line longer than %d bytes: the host skips it (put large payloads in files and send the path)", maxObservedLine)}})
+		}
 		for _, l := range lines {
 			r.t.w.observe(r.t, toHost, bytes.TrimSuffix(l, []byte("\n")))
 		}
@@ -495,7 +527,9 @@ func (w *tapWriter) Write(b []byte) (int, error) {
 		w.t.w.observe(w.t, toServer, w.partial[:i])
 		w.partial = w.partial[i+1:]
 	}
-	w.partial = bytes.Clone(w.partial)
+	if len(w.partial) == 0 {
+		w.partial = nil
+	}
 	return w.w.Write(b)
 }
 
