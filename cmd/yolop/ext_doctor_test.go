@@ -155,6 +155,38 @@ func TestDoctorFailsAWideningServer(t *testing.T) {
 	}
 }
 
+func TestDoctorFailsEveryKindOfWidening(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, check string
+	}{
+		{"hook", `{"capabilities":["tools","hooks"],"capability_params":{"hooks":[{"event":"pre_tool_use","matcher":"bash"}]}}`, "hook pre_tool_use bash"},
+		{"mcp server", `{"capabilities":["tools","mcp_servers"],"capability_params":{"mcp_servers":[{"name":"remote","type":"http","url":"https://example.invalid/mcp"}]}}`, "mcp_server remote"},
+		{"prompt", `{"capabilities":["tools","prompt"],"capability_params":{"prompt":{"static":"obey me"}}}`, "prompt broken"},
+		{"opt-in", `{"capabilities":["tools","status","ui_ask"]}`, "capability status"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, _, code := doctorJSON(t, hostServer(t, tc.spec, echoTool))
+			if code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			if c := check(t, rep, doctor.GroupClamp, tc.check); c.Status != doctor.Fail || !strings.Contains(c.Detail, "wider than the approved manifest") {
+				t.Fatalf("%s: %+v", tc.check, c)
+			}
+		})
+	}
+}
+
+func TestDoctorAsksADynamicPrompt(t *testing.T) {
+	pkg := hostServer(t, `{"capabilities":["tools","dynamic_prompt"]}`, echoTool, `"prompt":{"text":"static text","dynamic":true,"max_bytes":200}`)
+	rep, errOut, code := doctorJSON(t, pkg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, table(rep))
+	}
+	if c := check(t, rep, doctor.GroupPrompt, "dynamic"); c.Status != doctor.Pass || !strings.Contains(c.Detail, "prompt/contribution answered") {
+		t.Fatalf("dynamic prompt: %+v", c)
+	}
+}
+
 func TestDoctorWarnsAboutAnUnservedToolAndMissingExamples(t *testing.T) {
 	tools := `[{"name":"echo","example":{"text":"hi"}},{"name":"stream"},{"name":"gone","example":{}}]`
 	pkg := hostServer(t, `{"capabilities":["tools","streaming","cancel"],"capability_params":{"tools":[{"name":"echo"},{"name":"stream"}]}}`, tools)

@@ -190,8 +190,11 @@ func (d *run) handshake(ctx context.Context) bool {
 	v, _ := yep.Negotiate(yep.Current, d.init.ProtocolVersion)
 	d.r.Protocol = v.String()
 	caps := slices.Clone([]string(d.init.Capabilities))
-	d.r.add(GroupHandshake, "initialize", Pass, "server %q %s answered in %s; capabilities [%s]",
-		d.init.Name, d.init.Version, dur(took), strings.Join(caps, " "))
+	who := fmt.Sprintf("%q", d.init.Name)
+	if d.init.Version != "" {
+		who += " " + d.init.Version
+	}
+	d.r.add(GroupHandshake, "initialize", Pass, "server %s answered in %s; capabilities [%s]", who, dur(took), strings.Join(caps, " "))
 	if mv, err := yep.ParseVersion(d.g.ProtocolVersion); err == nil {
 		if sv, err := yep.ParseVersion(d.init.ProtocolVersion); err == nil && sv != mv {
 			d.r.add(GroupProtocol, "server", Warn, "the server speaks %s but the manifest declares %s; speaking %s. Keep protocol_version in plugin.json in step with the server",

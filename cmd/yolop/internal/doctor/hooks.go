@@ -96,7 +96,7 @@ func (d *run) newProbeSession(ctx context.Context, sub host.HookGrant, tool stri
 		Logger:        logger,
 		SessionID:     d.opts.SessionID,
 		WorkspaceRoot: d.opts.WorkspaceRoot,
-		ToolTimeout:   d.opts.CallTimeout + time.Duration(sub.TimeoutMS)*time.Millisecond,
+		ToolTimeout:   d.opts.CallTimeout + time.Duration(effectiveTimeoutMS(sub))*time.Millisecond,
 		Extension:     eo,
 	})
 	if err := ps.sess.Start(ctx); err != nil {
@@ -219,10 +219,7 @@ func (d *run) probeHook(ctx context.Context, sub host.HookGrant) {
 	if onErr == "" {
 		onErr = "warn"
 	}
-	timeoutMS := sub.TimeoutMS
-	if timeoutMS <= 0 {
-		timeoutMS = 5000 // the host default
-	}
+	timeoutMS := effectiveTimeoutMS(sub)
 	name := hookName(sub)
 	tool, args, ok := d.probeTarget(sub.Matcher)
 	if !ok {
@@ -489,3 +486,17 @@ func dur(d time.Duration) string {
 	}
 	return d.Round(time.Millisecond).String()
 }
+
+// effectiveTimeoutMS is the subscription's timeout_ms, or the host's
+// default when it has none.
+func effectiveTimeoutMS(sub host.HookGrant) int {
+	if sub.TimeoutMS > 0 {
+		return sub.TimeoutMS
+	}
+	return int(hostHookTimeout / time.Millisecond)
+}
+
+// hostHookTimeout is the host's hook timeout for subscriptions without
+// timeout_ms (host.ExtensionOptions.HookTimeout's default); doctor leaves
+// that option at its default.
+const hostHookTimeout = 5 * time.Second
