@@ -2,16 +2,284 @@ package sdk
 
 import (
 	"encoding/json"
+	"errors"
+	"unicode/utf8"
 
 	"yolop.dev/core/yep"
 )
 
-// decodeToolCall decodes tool/call params.
+// The tool/call path is the hot one: its params are decoded and its result
+// encoded by hand rather than by reflection (profiles showed encoding/json
+// as the largest per-call cost after the scheduler). Anything unusual falls
+// back to encoding/json, so the behaviour is the same.
+
+var errNotObject = errors.New("params must be a JSON object")
+
+// decodeToolCall decodes tool/call params. The connection has already
+// checked that params is valid JSON.
 func decodeToolCall(params json.RawMessage, p *yep.ToolCallParams) error {
-	return decodeParams(params, p)
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	if ok := scanToolCall(params, p); ok {
+		return nil
+	}
+	*p = yep.ToolCallParams{}
+	if err := json.Unmarshal(params, p); err != nil {
+		return err
+	}
+	if string(p.Args) == "null" {
+		p.Args = nil
+	}
+	return nil
 }
 
-// encodeToolResult encodes a tool result for the response.
-func encodeToolResult(r yep.ToolResult) any {
-	return r
+// scanToolCall decodes the common shape of tool/call params — an object
+// whose known members are plain strings and whose args are any value —
+// reporting false when the input needs the general decoder (escaped
+// strings, a known member of another type, a duplicate member).
+func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i++
+	var seen uint8
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return true
+		}
+		if b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+		key, next, ok := plainString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipWS(b, next)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipWS(b, i+1)
+		end := skipValue(b, i)
+		if end < 0 {
+			return false
+		}
+		val := b[i:end]
+		i = end
+		var dst *string
+		var bit uint8
+		switch string(key) {
+		case "tool_call_id":
+			dst, bit = &p.ToolCallID, 1
+		case "name":
+			dst, bit = &p.Name, 2
+		case "session_id":
+			dst, bit = &p.SessionID, 4
+		case "args":
+			if seen&8 != 0 {
+				return false
+			}
+			seen |= 8
+			if string(val) != "null" {
+				p.Args = json.RawMessage(val)
+			}
+			continue
+		default:
+			// encoding/json matches keys case-insensitively; let it.
+			if len(key) <= len("tool_call_id") && hasUpper(key) {
+				return false
+			}
+			continue
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if string(val) == "null" {
+			continue
+		}
+		s, _, ok := plainString(val, 0)
+		if !ok {
+			return false
+		}
+		*dst = string(s)
+	}
+}
+
+func hasUpper(b []byte) bool {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// plainString returns the contents of the JSON string at b[i] when it has
+// no escapes, and the index past it.
+func plainString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			// encoding/json turns invalid UTF-8 into U+FFFD; leave that to it.
+			if !ascii && !utf8.Valid(b[i+1:j]) {
+				return nil, 0, false
+			}
+			return b[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20:
+			return nil, 0, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, 0, false
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index past the JSON value at b[i] (b is valid
+// JSON), or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j)
+				if j < 0 {
+					return -1
+				}
+				j--
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return j
+			}
+		}
+		return len(b)
+	}
+}
+
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// encodeToolResult encodes a tool result as the response's raw result, in
+// the same form encoding/json produces (without HTML escaping).
+func encodeToolResult(r yep.ToolResult) json.RawMessage {
+	b := make([]byte, 0, len(r.Output)+len(r.Data)+48)
+	b = append(b, `{"output":`...)
+	b = appendJSONString(b, r.Output)
+	if r.IsError {
+		b = append(b, `,"is_error":true`...)
+	}
+	if len(r.Data) > 0 {
+		if !json.Valid(r.Data) {
+			// Let the encoder report it as it would have.
+			raw, err := json.Marshal(r)
+			if err != nil {
+				return encodeToolResult(yep.ToolResult{Output: "tool result: invalid data: " + err.Error(), IsError: true})
+			}
+			return raw
+		}
+		b = append(b, `,"data":`...)
+		b = append(b, r.Data...)
+	}
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string the way encoding/json does
+// with HTML escaping off: invalid UTF-8 becomes U+FFFD, and U+2028 and
+// U+2029 are escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
