@@ -27,11 +27,18 @@ const allowFileGitEnv = "YOLOP_ALLOW_FILE_GIT"
 // one code path behind the ext verbs, the session's enabled extensions and
 // the built-in extensions capability.
 func (a *app) manager() (*extmgr.Manager, error) {
+	r, err := a.configResolver()
+	if err != nil {
+		return nil, err
+	}
 	return extmgr.Default(extmgr.Options{
 		AllowFileGit: os.Getenv(allowFileGitEnv) == "1",
 		FetchCrate: func(src packaging.Source, registry string, build bool) extmgr.FetchFunc {
 			return a.fetchCrate(src, crateInstall{Registry: registry, Build: build})
 		},
+		Resolve:     r.GrantParts,
+		FieldStatus: r.FieldStatus,
+		Setup:       a.setupOnEnable(r),
 	})
 }
 
@@ -63,7 +70,11 @@ func (a *app) builtins(opts ...builtinOption) []host.Capability {
 	for _, f := range opts {
 		f(&o)
 	}
-	return []host.Capability{builtin.NewExtensions(m, o)}
+	caps := []host.Capability{builtin.NewExtensions(m, o)}
+	if st := a.secretTool(o.Ask); st != nil {
+		caps = append(caps, st)
+	}
+	return caps
 }
 
 // enabledGrants returns the grants of every extension enabled in
@@ -85,7 +96,7 @@ func (a *app) enableExtension(ctx context.Context, name string, ask host.AskSink
 	if err != nil {
 		return host.Grant{}, err
 	}
-	return m.Enable(ctx, name)
+	return m.EnableWith(ctx, name, ask)
 }
 
 // disableExtension persists an extension as disabled.

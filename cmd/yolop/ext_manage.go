@@ -137,7 +137,7 @@ func (a *app) extEnableCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := m.Enable(cmd.Context(), args[0]); err != nil {
+			if _, err := m.EnableWith(cmd.Context(), args[0], a.terminalAsker()); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "enabled %s (%s); it loads in the next `yolop session`\n", args[0], m.Settings().Path())

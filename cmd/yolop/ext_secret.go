@@ -14,6 +14,7 @@ import (
 	"yolop.dev/cmd/yolop/internal/config"
 	"yolop.dev/cmd/yolop/internal/secrets"
 	"yolop.dev/cmd/yolop/internal/settings"
+	"yolop.dev/core/host"
 	"yolop.dev/packaging"
 )
 
@@ -235,4 +236,106 @@ func (a *app) extSecretListCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// loadScrubber fills the app's scrubber from the credential store, so no
+// stored secret value is ever printed. A store that cannot be read (an
+// unsafe or corrupt connections.toml) is reported, and its secrets cannot
+// reach any server either.
+func (a *app) loadScrubber(ctx context.Context) {
+	store, err := a.secretStore()
+	if err != nil {
+		return
+	}
+	if err := a.scrub.Load(ctx, store); err != nil {
+		a.log.Warn("secrets cannot be read", "error", err)
+	}
+}
+
+// terminalAsker returns an ask sink on the terminal for setup on enable, or
+// nil when stdin is not a terminal (setup then lists what is missing).
+func (a *app) terminalAsker() host.AskSink {
+	f, ok := a.stdin.(*os.File)
+	if !ok || !isTerminal(f) {
+		return nil
+	}
+	return &config.LineAsker{In: bufio.NewReader(f), Out: a.stderr, Mask: func() func() { return echoOff(f) }}
+}
+
+// setupOnEnable is the extension manager's Setup hook: it asks for the
+// required fields that are unset, then teaches the scrubber any secret
+// just stored.
+func (a *app) setupOnEnable(r *config.Resolver) func(context.Context, *packaging.Manifest, host.AskSink) error {
+	return func(ctx context.Context, m *packaging.Manifest, ask host.AskSink) error {
+		res, err := r.Setup(ctx, m, ask)
+		if res != nil && len(res.Secrets) > 0 {
+			a.loadScrubber(ctx)
+		}
+		return err
+	}
+}
+
+// secretTool returns the set_extension_secret capability, asking through
+// ask; a saved secret is pushed to the live session's extension.
+func (a *app) secretTool(ask host.AskSink) host.Capability {
+	r, err := a.configResolver()
+	if err != nil {
+		a.log.Warn("set_extension_secret is unavailable", "error", err)
+		return nil
+	}
+	return config.NewSecretTool(config.SecretToolOptions{
+		Secrets:  r.Secrets,
+		Ask:      ask,
+		Manifest: a.installedManifest,
+		Scrubber: a.scrub,
+		OnSaved: func(ctx context.Context, m *packaging.Manifest) error {
+			s := a.liveSession.Load()
+			if s == nil {
+				return nil
+			}
+			_, err := r.PushSession(ctx, s, m)
+			return err
+		},
+	})
+}
+
+// watchConfig applies changes to settings.toml and connections.toml to the
+// installed extensions of a running session (live config): each one's
+// config is re-resolved and validated, then pushed as config/changed, or
+// its server restarted when its environment changed. report hears about
+// each extension whose config changed or could not be applied. The
+// returned function stops watching.
+func (a *app) watchConfig(s *host.Session, report func(ext string, restarted bool, err error)) func() {
+	r, err := a.configResolver()
+	if err != nil {
+		return func() {}
+	}
+	dir, err := packaging.ConfigDir()
+	if err != nil {
+		return func() {}
+	}
+	stop, err := config.Watch(dir, []string{settings.FileName, secrets.FileName}, 0, func(ctx context.Context) {
+		a.loadScrubber(ctx)
+		for _, st := range s.Stats() {
+			m, err := a.installedManifest(ctx, st.Name)
+			if err != nil {
+				continue // not installed (an --ext package in place): nothing to re-resolve
+			}
+			e, ok := s.Extension(st.Name)
+			if !ok {
+				continue
+			}
+			before := e.Grant()
+			restarted, err := r.Push(ctx, e, m)
+			after := e.Grant()
+			if err != nil || restarted || string(before.Config) != string(after.Config) {
+				report(st.Name, restarted, err)
+			}
+		}
+	})
+	if err != nil {
+		a.log.Warn("live config changes are off for this session", "error", err)
+		return func() {}
+	}
+	return stop
 }

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
+
+	"yolop.dev/cmd/yolop/internal/config"
+	"yolop.dev/core/host"
 )
 
 // app carries what every subcommand needs; tests build one per run.
@@ -15,6 +19,12 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	log            hclog.Logger
+	// scrub redacts every stored secret from the log, stdout and stderr,
+	// and from what extensions send back (host.ExtensionOptions.Scrub).
+	scrub *config.Scrubber
+	// liveSession is the running session, if any, so a secret saved
+	// through set_extension_secret reaches its extension at once.
+	liveSession atomic.Pointer[host.Session]
 }
 
 // run executes the CLI with args and returns the process exit code.
@@ -23,19 +33,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if level == hclog.NoLevel {
 		level = hclog.Warn
 	}
+	scrub := config.NewScrubber()
 	a := &app{
 		stdin:  stdin,
-		stdout: stdout,
-		stderr: stderr,
-		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: stderr, Level: level}),
+		stdout: scrub.Writer(stdout),
+		stderr: scrub.Writer(stderr),
+		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: scrub.Writer(stderr), Level: level}),
+		scrub:  scrub,
 	}
+	a.loadScrubber(ctx)
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "yolop:", err)
+		fmt.Fprintln(a.stderr, "yolop:", err)
 		var ec exitCoder
 		if asExitCoder(err, &ec) {
 			return ec.ExitCode()

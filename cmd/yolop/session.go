@@ -127,9 +127,20 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		Builtins: a.builtins(withAsk(r), withSession(
 			func(g host.Grant) { r.sess.Activate(g) },
 			func(n string) bool { return r.sess.Deactivate(n) })),
+		Extension: host.ExtensionOptions{Scrub: a.scrub.Scrub},
 	})
+	a.liveSession.Store(s)
+	defer a.liveSession.Store(nil)
 	r.sess = s
 	defer s.Close()
+	defer a.watchConfig(s, func(ext string, restarted bool, err error) {
+		switch {
+		case err != nil:
+			r.event("warning", map[string]any{"extension": ext, "message": err.Error()}, "warning: config change not applied: "+err.Error())
+		default:
+			r.event("config_changed", map[string]any{"extension": ext, "restarted": restarted}, fmt.Sprintf("config of %s changed (restarted: %v)", ext, restarted))
+		}
+	})()
 	if err := s.Start(ctx); err != nil {
 		for _, e := range unjoin(err) {
 			r.event("warning", map[string]any{"message": e.Error()}, "warning: "+e.Error())

@@ -138,7 +138,7 @@ func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, _ func(ye
 		if err := need("name", args.Name); err != nil {
 			return toolErr(err), nil
 		}
-		g, err := e.m.Enable(ctx, args.Name)
+		g, err := e.m.EnableWith(ctx, args.Name, o.Ask)
 		if err != nil {
 			return toolErr(err), nil
 		}

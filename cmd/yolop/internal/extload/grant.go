@@ -6,13 +6,16 @@ package extload
 
 import (
 	"encoding/json"
+	"os"
 
+	cfgpkg "yolop.dev/cmd/yolop/internal/config"
 	"yolop.dev/core/host"
 	"yolop.dev/packaging"
 	"yolop.dev/packaging/hostgrant"
 )
 
-// FromManifest builds the grant of a loaded manifest. config is the
+// FromManifest builds the grant of a loaded manifest, with ${VAR} in the
+// server's args and env expanded from the environment. config is the
 // extension's validated, non-secret capability config (may be nil); env
 // holds extra server environment (e.g. injected secrets), added over the
 // manifest's own.
@@ -21,6 +24,10 @@ func FromManifest(m *packaging.Manifest, config json.RawMessage, env map[string]
 	if err != nil {
 		return host.Grant{}, err
 	}
+	// ${VAR} in the server's args and env comes from the environment
+	// (unset ones stay as written; the config resolver warns about them).
+	// The extra env below is never expanded: it may hold secrets.
+	cfgpkg.ExpandServer(m.Name, &g.Server, os.LookupEnv)
 	g.Config = config
 	if len(env) > 0 && g.Server.Env == nil {
 		g.Server.Env = map[string]string{}

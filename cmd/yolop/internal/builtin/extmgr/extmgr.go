@@ -51,6 +51,11 @@ type Options struct {
 	// Nil means: present in the settings.toml config table. Values are
 	// never asked for.
 	FieldStatus func(ctx context.Context, mf *packaging.Manifest) (map[string]bool, error)
+	// Setup, if set, runs on enable before anything is written: it asks
+	// through ask (nil when there is no one to ask) for every required
+	// config field that is unset, saving secrets to the credential store
+	// and the rest to settings.toml, or fails listing what is missing.
+	Setup func(ctx context.Context, mf *packaging.Manifest, ask host.AskSink) error
 }
 
 // A Manager manages installed extensions. It holds no state of its own
@@ -320,9 +325,20 @@ func (m *Manager) Names(ctx context.Context) ([]string, error) {
 // Enable checks an installed extension (its content hash must match the
 // approval), marks it enabled in settings.toml and returns its grant.
 func (m *Manager) Enable(ctx context.Context, name string) (host.Grant, error) {
+	return m.EnableWith(ctx, name, nil)
+}
+
+// EnableWith is [Manager.Enable] with setup on enable (Options.Setup): the
+// required config fields that are unset are asked for through ask first.
+func (m *Manager) EnableWith(ctx context.Context, name string, ask host.AskSink) (host.Grant, error) {
 	v, err := m.o.Store.VerifyInstalled(ctx, name)
 	if err != nil {
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
+	}
+	if m.o.Setup != nil {
+		if err := m.o.Setup(ctx, v.Manifest, ask); err != nil {
+			return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
+		}
 	}
 	ent, _, err := m.o.Settings.Entry(ctx, name)
 	if err != nil {
