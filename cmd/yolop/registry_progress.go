@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// downloadProgress draws a download progress bar on stderr when stderr is
+// a terminal; otherwise its methods do nothing, so scripts and logs see no
+// control characters.
+type downloadProgress struct {
+	a    *app
+	desc string
+	bar  *progressbar.ProgressBar
+}
+
+// progress returns a progress bar for one download described by desc.
+// It is nil (a no-op) unless stderr is a terminal.
+func (a *app) progress(desc string) *downloadProgress {
+	if !isTerminal(os.Stderr) {
+		return nil
+	}
+	return &downloadProgress{a: a, desc: desc}
+}
+
+// update is a cratesio.ProgressFunc: done bytes of total (-1 = unknown).
+func (p *downloadProgress) update(done, total int64) {
+	if p == nil {
+		return
+	}
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(p.a.stderr),
+			progressbar.OptionSetDescription("downloading "+p.desc),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionShowTotalBytes(true),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	_ = p.bar.Set64(done)
+}
+
+// finish clears a bar that did not reach its end (a failed download); a
+// finished one has already cleared itself.
+func (p *downloadProgress) finish() {
+	if p == nil || p.bar == nil || p.bar.IsFinished() {
+		return
+	}
+	_ = p.bar.Clear()
+}
