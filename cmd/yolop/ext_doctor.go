@@ -22,7 +22,7 @@ import (
 type doctorFailed struct{ name string }
 
 func (e doctorFailed) Error() string {
-	return fmt.Sprintf("doctor: extension %s failed; fix the FAIL lines above and run `yolop ext doctor` again", e.name)
+	return fmt.Sprintf("doctor: extension %s failed; fix the failed checks in the report and run `yolop ext doctor` again", e.name)
 }
 func (doctorFailed) ExitCode() int { return 1 }
 

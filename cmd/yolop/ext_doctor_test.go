@@ -264,7 +264,7 @@ func TestDoctorCatchesADecisionTheHostReadsAsAllow(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	c := check(t, rep, doctor.GroupHook, "hook pre_tool_use bash [normal]")
-	if c.Status != doctor.Fail || !strings.Contains(c.Detail, `decision deny is not allow, block or mutate`) || !strings.Contains(c.Detail, "fails open") {
+	if c.Status != doctor.Fail || !strings.Contains(c.Detail, `decision "deny" is not allow, block or mutate`) || !strings.Contains(c.Detail, "fails open") {
 		t.Fatalf("normal: %+v", c)
 	}
 	s := check(t, rep, doctor.GroupSchema, "server response to hook/fire")

@@ -267,7 +267,7 @@ func (d *run) probeHook(ctx context.Context, sub host.HookGrant) {
 		normal.Detail = fmt.Sprintf("the hook did not answer within its timeout_ms (%dms); with on_error %s the host %s every matching call", timeoutMS, onErr, map[bool]string{true: "blocks", false: "ignores the hook on"}[onErr == "block"])
 	case dec != yep.DecisionAllow && dec != yep.DecisionBlock && dec != yep.DecisionMutate:
 		normal.Status = Fail
-		normal.Detail = fmt.Sprintf("decision %s is not allow, block or mutate: the host treats it as allow (it %s), so this hook fails open", dec, did(out))
+		normal.Detail = fmt.Sprintf("decision %q is not allow, block or mutate: the host treats it as allow (it %s), so this hook fails open", dec, did(out))
 	case took > time.Duration(timeoutMS)*time.Millisecond*8/10:
 		normal.Status = Warn
 		normal.Detail = fmt.Sprintf("answered %s in %s, close to its timeout_ms (%dms)", dec, dur(took), timeoutMS)
