@@ -19,6 +19,7 @@ import (
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 	"yolop.dev/extensions/lsp/internal/lsptest"
+	"yolop.dev/extensions/lsp/internal/manager"
 	"yolop.dev/packaging"
 )
 
@@ -306,6 +307,35 @@ func TestManifest(t *testing.T) {
 	}
 	if !strings.Contains(string(m.Yolop.ConfigSchema), `"servers"`) {
 		t.Errorf("config schema not resolved: %s", m.Yolop.ConfigSchema)
+	}
+
+	// The config schema and the server agree on what a config is.
+	for _, valid := range []string{
+		`{}`,
+		`{"servers": {"go": {"command": "/opt/go/bin/gopls", "settings": {"gopls": {"staticcheck": true}}}, "python": {"extensions": [".py"]},
+		  "zig": {"command": "zls", "extensions": [".zig"]}, "rust": {"disabled": true}},
+		  "request_timeout_ms": 30000, "startup_timeout_ms": 60000, "diagnostics_wait_ms": 3000, "max_results": 100}`,
+	} {
+		var cfg any
+		json.Unmarshal([]byte(valid), &cfg)
+		if err := m.ValidateConfig(cfg); err != nil {
+			t.Errorf("schema refuses %s: %v", valid, err)
+		}
+		if _, err := manager.ParseConfig(json.RawMessage(valid)); err != nil {
+			t.Errorf("server refuses %s: %v", valid, err)
+		}
+	}
+	for _, invalid := range []string{
+		`{"request_timeout_ms": 10}`,
+		`{"servers": {"go": {"command": 5}}}`,
+		`{"servers": {"go": {"comand": "gopls"}}}`,
+		`{"timeout": 5}`,
+	} {
+		var cfg any
+		json.Unmarshal([]byte(invalid), &cfg)
+		if err := m.ValidateConfig(cfg); err == nil {
+			t.Errorf("schema accepts %s", invalid)
+		}
 	}
 }
 

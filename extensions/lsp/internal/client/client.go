@@ -153,6 +153,8 @@ type Client struct {
 	lastPub  time.Time         // last publishDiagnostics
 	lastChg  time.Time         // last change this client sent
 	latency  time.Duration     // from a change to the first publish after it
+	lastProg time.Time         // last work-done progress begin or end
+	progEnds int               // work-done progress reports that ended
 }
 
 // Start speaks to a server over r and w: it runs the initialize handshake
@@ -460,10 +462,12 @@ func (c *Client) trackProgress(p protocol.ProgressParams) {
 		c.progress[tok] = p.Value.Title
 	case "end":
 		delete(c.progress, tok)
+		c.progEnds++
 	default:
 		return
 	}
 	c.notifyLocked()
+	c.lastProg = c.lastEvt
 }
 
 // DiagnosticsGen returns the generation of the last diagnostics published
@@ -601,6 +605,50 @@ func (c *Client) WaitSynced(ctx context.Context, limit time.Duration) (bool, err
 		}
 		select {
 		case <-ch:
+		case <-deadline.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-c.conn.Done():
+			return false, &jsonrpc.ClosedError{Cause: c.conn.Err()}
+		}
+	}
+}
+
+// WaitReady waits until a freshly started server has loaded its project,
+// at most limit: many servers report the load as work-done progress, some
+// only once the first document is open, and answer poorly until it ends.
+// The server is taken as ready when no progress is in flight and either a
+// progress report has ended or nothing (progress or document change)
+// happened for settle. It reports whether the server became ready.
+func (c *Client) WaitReady(ctx context.Context, settle, limit time.Duration) (bool, error) {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		busy := len(c.progress) > 0
+		loaded := c.progEnds > 0
+		last := c.lastProg
+		if c.lastChg.After(last) {
+			last = c.lastChg
+		}
+		if !busy && loaded {
+			c.mu.Unlock()
+			return true, nil
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		var tick <-chan time.Time
+		if !busy {
+			since := time.Since(last)
+			if since >= settle {
+				return true, nil
+			}
+			tick = time.After(settle - since)
+		}
+		select {
+		case <-ch:
+		case <-tick:
 		case <-deadline.C:
 			return false, nil
 		case <-ctx.Done():

@@ -34,7 +34,13 @@ type ServerConfig struct {
 	Install string `json:"install,omitempty"`
 	// Disabled turns the server off.
 	Disabled bool `json:"disabled,omitempty"`
+	// SettleMS is how long a fresh server that reports no load progress
+	// must stay quiet before its first answer is trusted. Zero means 750.
+	SettleMS int `json:"settle_ms,omitempty"`
 }
+
+// Settle returns the settle time of a fresh server.
+func (sc ServerConfig) Settle() time.Duration { return msOr(sc.SettleMS, 750) }
 
 // Config is the extension's configuration.
 type Config struct {
@@ -84,6 +90,9 @@ func DefaultServers() map[string]ServerConfig {
 			Command:    "typescript-language-server",
 			Args:       []string{"--stdio"},
 			Extensions: []string{".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"},
+			// tsserver starts loading the project (reported as progress)
+			// only after the first file opens, up to seconds later.
+			SettleMS: 5000,
 			// TypeScript 7 ships no tsserver, which the server drives.
 			Install: "npm install -g typescript-language-server typescript@6",
 		},
@@ -130,6 +139,9 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 			d.Install = sc.Install
 		}
 		d.Disabled = sc.Disabled
+		if sc.SettleMS != 0 {
+			d.SettleMS = sc.SettleMS
+		}
 		if d.Command == "" && !d.Disabled {
 			return Config{}, fmt.Errorf("lsp config: servers.%s has no command; set servers.%s.command to the language server's executable", key, key)
 		}

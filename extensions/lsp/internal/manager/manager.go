@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -72,6 +73,7 @@ type Handle struct {
 
 	inst    core.Instance
 	scanner *scanner
+	settled atomic.Bool
 }
 
 // PID returns the server's process id.
@@ -501,6 +503,22 @@ func (m *Manager) Refresh(ctx context.Context, h *Handle) (changed bool, err err
 	}
 	events := h.scanner.scan(false)
 	return changed || len(events) > 0, h.Client.NotifyWatched(ctx, events)
+}
+
+// Settle waits, once per server, for a freshly started server to finish
+// loading its project (see [client.Client.WaitReady]; the settle time is
+// servers.<key>.settle_ms), at most the startup timeout. Later calls
+// return at once.
+func (m *Manager) Settle(ctx context.Context, h *Handle) error {
+	if h.settled.Load() {
+		return nil
+	}
+	cfg := m.Config()
+	if _, err := h.Client.WaitReady(ctx, cfg.Servers[h.Key].Settle(), cfg.StartupTimeout()); err != nil {
+		return err
+	}
+	h.settled.Store(true)
+	return nil
 }
 
 // Touched records that the tools wrote paths themselves: the scanner takes

@@ -83,9 +83,9 @@ func (s *Service) fileDiagnostics(ctx context.Context, file string, level int) (
 	if err != nil {
 		return "", s.callError(ctx, h, "sync", err)
 	}
-	doc, err := h.Client.Sync(ctx, path)
+	doc, err := s.open(ctx, h, path)
 	if err != nil {
-		return "", s.callError(ctx, h, "textDocument/didOpen", err)
+		return "", err
 	}
 	var items []protocol.Diagnostic
 	if client.Supported(h.Client.Capabilities().DiagnosticProvider) {

@@ -118,3 +118,48 @@ func TestGoplsPullDiagnostics(t *testing.T) {
 		t.Fatalf("pulled diagnostics = %q, %v", out, err)
 	}
 }
+
+// TestTypeScript runs the tools against typescript-language-server (with
+// TypeScript 6, which still ships tsserver) installed from npm into
+// testdata/node.
+func TestTypeScript(t *testing.T) {
+	nodeBin := filepath.Join(lsptest.ModuleDir(), "testdata", "node", "node_modules", ".bin")
+	bin := filepath.Join(nodeBin, "typescript-language-server")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("typescript-language-server is not installed in testdata/node (%v); run `npm ci --prefix extensions/lsp/testdata/node` to run this test", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed; typescript-language-server needs it")
+	}
+	// The server finds TypeScript 6 next to it in testdata/node, as a
+	// global install finds the global typescript@6.
+	cfgJSON, _ := json.Marshal(map[string]any{
+		"servers":             map[string]any{"typescript": map[string]any{"command": bin}},
+		"diagnostics_wait_ms": 30000,
+		"request_timeout_ms":  60000,
+	})
+	svc, root := serviceWith(t, "tsproj", string(cfgJSON))
+	ctx := context.Background()
+	out, err := svc.Definition(ctx, args(PositionArgs{File: "src/main.ts", Line: 1, Symbol: "hello"}))
+	if err != nil || out != "src/greet.ts:2:17: export function hello(name: string): string {" {
+		t.Fatalf("definition = %q, %v", out, err)
+	}
+	// Column 24 counts the emoji as one character; tsserver counts it as
+	// two UTF-16 units.
+	out, err = svc.References(ctx, args(ReferencesArgs{PositionArgs: PositionArgs{File: "src/greet.ts", Line: 2, Symbol: "hello"}}))
+	if err != nil || !strings.Contains(out, "src/main.ts:3:24: /* 🎉 日本 */ console.log(hello(\"world\"));") {
+		t.Fatalf("references = %q, %v", out, err)
+	}
+	out, err = svc.Hover(ctx, args(PositionArgs{File: "src/main.ts", Line: 3, Symbol: "hello"}))
+	if err != nil || !strings.Contains(out, "hello(name: string): string") || !strings.Contains(out, "Returns a greeting for name.") {
+		t.Fatalf("hover = %q, %v", out, err)
+	}
+	out, err = svc.Rename(ctx, args(RenameArgs{PositionArgs: PositionArgs{File: "src/main.ts", Line: 3, Symbol: "hello"}, NewName: "greet"}), nil)
+	if err != nil {
+		t.Fatalf("rename = %q, %v", out, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "src", "main.ts"))
+	if !strings.Contains(string(b), `/* 🎉 日本 */ console.log(greet("world"));`) {
+		t.Fatalf("main.ts after rename:\n%s", b)
+	}
+}

@@ -121,6 +121,18 @@ func (s *Service) server(ctx context.Context, path string) (*manager.Handle, err
 	return h, nil
 }
 
+// open syncs a document and, on a fresh server, waits for it to settle.
+func (s *Service) open(ctx context.Context, h *manager.Handle, path string) (*client.Document, error) {
+	doc, err := h.Client.Sync(ctx, path)
+	if err != nil {
+		return nil, s.callError(ctx, h, "textDocument/didOpen", err)
+	}
+	if err := s.m.Settle(ctx, h); err != nil {
+		return nil, s.callError(ctx, h, "initial load", err)
+	}
+	return doc, nil
+}
+
 // at resolves PositionArgs.
 func (s *Service) at(ctx context.Context, a PositionArgs) (*target, error) {
 	path, err := s.resolvePath(a.File)
@@ -137,9 +149,9 @@ func (s *Service) at(ctx context.Context, a PositionArgs) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := h.Client.Sync(ctx, path)
+	doc, err := s.open(ctx, h, path)
 	if err != nil {
-		return nil, s.callError(ctx, h, "textDocument/didOpen", err)
+		return nil, err
 	}
 	if a.Line > doc.Text.LineCount() {
 		return nil, fmt.Errorf("%w: line %d is past the end of %s (%d lines)", ErrInvalidArgs, a.Line, a.File, doc.Text.LineCount())

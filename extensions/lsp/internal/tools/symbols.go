@@ -44,9 +44,9 @@ func (s *Service) documentSymbols(ctx context.Context, a SymbolsArgs) (string, e
 	if err != nil {
 		return "", err
 	}
-	doc, err := h.Client.Sync(ctx, path)
+	doc, err := s.open(ctx, h, path)
 	if err != nil {
-		return "", s.callError(ctx, h, "textDocument/didOpen", err)
+		return "", err
 	}
 	if !client.Supported(h.Client.Capabilities().DocumentSymbolProvider) {
 		return "", fmt.Errorf("%s does not provide document symbols", h.Name)
@@ -130,6 +130,9 @@ func (s *Service) workspaceSymbols(ctx context.Context, query string) (string, e
 		}
 		if _, err := s.m.Refresh(ctx, h); err != nil {
 			return "", s.callError(ctx, h, "sync", err)
+		}
+		if err := s.m.Settle(ctx, h); err != nil {
+			return "", s.callError(ctx, h, "initial load", err)
 		}
 		var res []protocol.SymbolInformation
 		if err := s.call(ctx, h, "workspace/symbol", protocol.WorkspaceSymbolParams{Query: query}, &res); err != nil {

@@ -1,0 +1,3 @@
+import { hello } from "./greet.js";
+
+/* 🎉 日本 */ console.log(hello("world"));
