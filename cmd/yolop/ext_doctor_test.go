@@ -361,3 +361,30 @@ func TestDoctorFailsAnUncleanShutdown(t *testing.T) {
 		})
 	}
 }
+
+func TestDoctorFailsNonProtocolOutputOnStdout(t *testing.T) {
+	// server.py's "garbage" mode prints a line of text before every message.
+	rep, _, code := doctorJSON(t, hostServer(t, `{"mode":"garbage"}`, echoTool))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	c := check(t, rep, doctor.GroupSchema, "server stdout")
+	if c.Status != doctor.Fail || !strings.Contains(c.Detail, "log to stderr") || !strings.Contains(c.Detail, "this is not json") {
+		t.Fatalf("stdout check: %+v", c)
+	}
+	// The host skips such lines, so the tool itself still works.
+	if c := check(t, rep, doctor.GroupTool, "tool echo"); c.Status != doctor.Pass {
+		t.Errorf("tool echo: %+v", c)
+	}
+}
+
+func TestDoctorShowsWhyAServerDiedAtInitialize(t *testing.T) {
+	rep, _, code := doctorJSON(t, hostServer(t, `{"mode":"exit_init"}`, echoTool))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	c := check(t, rep, doctor.GroupHandshake, "initialize")
+	if c.Status != doctor.Fail || !strings.Contains(c.Detail, "exit status 7") || !strings.Contains(c.Detail, "fatal: cannot initialize") {
+		t.Fatalf("handshake: %+v", c)
+	}
+}
