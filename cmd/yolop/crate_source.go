@@ -180,10 +180,10 @@ func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Re
 		fmt.Fprintf(a.stderr, "note: --build was given but cargo is not on PATH, so %s was not built\n", bin)
 	}
 	store := filepath.Join(packaging.NewStore(mustConfigDir()).ExtensionsDir(), m.Name, "bin")
-	fmt.Fprintf(a.stderr, "note: %s %s has no usable prebuilt server binary for %s (%v).\n"+
-		"  The extension is installed package-only: its tools fail until the server binary %q is available.\n"+
+	fmt.Fprintf(a.stderr, "note: no prebuilt server binary was installed for %s: %v\n"+
+		"  %s is installed package-only: its tools fail until the server binary %q is found.\n"+
 		"  Put %s on PATH or into %s, or re-install with --build (needs cargo) to build it from the crate source.\n",
-		rel.Name, rel.Version, strings.Join(hosts, " / "), selErr, bin, bin, store)
+		strings.Join(hosts, " / "), selErr, m.Name, bin, bin, store)
 	return "", nil
 }
 
