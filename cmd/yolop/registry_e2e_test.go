@@ -197,9 +197,9 @@ func TestRegistryEndToEnd(t *testing.T) {
 	pubCrate := filepath.Join(index, "crates", "yolop-extension-echo", "0.1.0", "download")
 	good := fileBytes(t, pubArt)
 	hostile := []struct {
-		name  string
+		name   string
 		break_ func()
-		wants []string
+		wants  []string
 	}{
 		{"artifact digest mismatch", func() { os.WriteFile(pubArt, []byte("not the binary"), 0o644) }, []string{"checksum mismatch", artName, "nothing was installed"}},
 		{"crate checksum mismatch", func() {
