@@ -35,6 +35,12 @@ func check(t *testing.T, rep *doctor.Report, group, name string) doctor.Check {
 	return doctor.Check{}
 }
 
+// passed accepts a pass, and the one warning a loaded machine can cause:
+// a hook that answered close to its timeout.
+func passed(c doctor.Check) bool {
+	return c.Status == doctor.Pass || c.Status == doctor.Warn && strings.Contains(c.Detail, "close to its timeout_ms")
+}
+
 func table(rep *doctor.Report) string {
 	var b strings.Builder
 	_ = rep.WriteTable(&b)
@@ -95,7 +101,7 @@ func TestDoctorPassesTheEchoExample(t *testing.T) {
 		{doctor.GroupHook, "hook pre_tool_use * [after-crash]"},
 		{doctor.GroupSchema, "messages"},
 	} {
-		if got := check(t, rep, c.group, c.name); got.Status != doctor.Pass {
+		if got := check(t, rep, c.group, c.name); !passed(got) {
 			t.Errorf("%s %s = %s: %s", c.group, c.name, got.Status, got.Detail)
 		}
 	}
@@ -236,7 +242,7 @@ func TestDoctorCatchesABlockHookThatFailsOpenAfterACrash(t *testing.T) {
 	name := "hook pre_tool_use bash"
 	want := map[string]doctor.Status{"normal": doctor.Pass, "timeout": doctor.Pass, "crash": doctor.Pass, "after-crash": doctor.Fail}
 	for cond, st := range want {
-		if c := check(t, rep, doctor.GroupHook, name+" ["+cond+"]"); c.Status != st {
+		if c := check(t, rep, doctor.GroupHook, name+" ["+cond+"]"); c.Status != st && !(st == doctor.Pass && passed(c)) {
 			t.Errorf("%s = %s, want %s: %s", cond, c.Status, st, c.Detail)
 		}
 	}

@@ -379,6 +379,18 @@ func (d *run) probeCrash(ctx context.Context, ps *probeSession, want string, nor
 	for ps.ext().PID() == pid && wctx.Err() == nil {
 		time.Sleep(5 * time.Millisecond)
 	}
+	// An extension with hooks is respawned eagerly, after a backoff; fire
+	// once it is back, so a slow start is not mistaken for a slow hook.
+	crashed := time.Now()
+	rctx, rcancel := context.WithTimeout(ctx, d.opts.HandshakeTimeout+time.Second)
+	defer rcancel()
+	for rctx.Err() == nil {
+		if st, _ := ps.ext().State(); st == host.StateReady && ps.ext().PID() != 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	respawn := time.Since(crashed)
 	from = d.w.mark()
 	out, detail := ps.fire(ctx)
 	sent, dec, errText, _ := d.answer(from)
@@ -387,13 +399,13 @@ func (d *run) probeCrash(ctx context.Context, ps *probeSession, want string, nor
 	switch {
 	case !sent || dec == "":
 		after.Status = Fail
-		after.Detail = fmt.Sprintf("after the crash the host got no decision (%s): it did not recover the server within timeout_ms", strings.TrimPrefix(errText+"; "+detail, "; "))
+		after.Detail = fmt.Sprintf("after the crash the host got no decision (%s): it did not get the server back", strings.TrimPrefix(errText+"; "+detail, "; "))
 	case normal.Decision == yep.DecisionBlock && dec != yep.DecisionBlock:
 		after.Status = Fail
 		after.Detail = fmt.Sprintf("the server answered block before the crash but %s after its restart (pid %d → %d): the hook fails open after a crash", dec, pid, newPID)
 	default:
 		after.Status = Pass
-		after.Detail = fmt.Sprintf("the host respawned the server (pid %d → %d); it answered %s and the host %s", pid, newPID, dec, did(out))
+		after.Detail = fmt.Sprintf("the host respawned the server in %s (pid %d → %d); it answered %s and the host %s", dur(respawn), pid, newPID, dec, did(out))
 	}
 	return crash, after
 }
