@@ -36,6 +36,8 @@ import (
 //	           of client and server together.
 //	p50-idle   the same with blocks of one call, so every call wakes
 //	           processes that idled during the other side's call.
+//	p50-hot-sdkserver  the loop's minimal client against the SDK server,
+//	           to split the overhead between the client and the server.
 //	callers=1  calls/s with one caller, loop and stack, and the ratio
 //	callers=8  calls/s with eight concurrent callers (the loop's client
 //	           multiplexes them over its one pipe by id), and the ratio
@@ -67,8 +69,19 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 	// p50-idle: alternating single calls, so each call wakes processes
 	// that went idle during the other side's call (as an agent's tool call
 	// does after seconds of model time).
-	b.Run("p50-hot", func(b *testing.B) { latency(b, loop, stack, 50) })
-	b.Run("p50-idle", func(b *testing.B) { latency(b, loop, stack, 1) })
+	loopSide := side{"loop", loop.pid, func() { loop.call(b) }}
+	stackSide := side{"stack", stack.pid, func() { stack.call(b) }}
+	b.Run("p50-hot", func(b *testing.B) { latency(b, 50, loopSide, stackSide) })
+	b.Run("p50-idle", func(b *testing.B) { latency(b, 1, loopSide, stackSide) })
+
+	// p50-hot-sdkserver splits the overhead: the loop's minimal client
+	// against the SDK echo server, so stack − sdkserver is the jsonrpc
+	// client's share and sdkserver − loop the SDK server's.
+	sdkServer := startLoop(b, echoBin)
+	sdkServer.initialize(b)
+	b.Run("p50-hot-sdkserver", func(b *testing.B) {
+		latency(b, 50, loopSide, side{"sdkserver", sdkServer.pid, func() { sdkServer.call(b) }})
+	})
 
 	for _, callers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
@@ -96,56 +109,57 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 	}
 }
 
-// latency measures sequential round trips of both sides in alternating
-// blocks of block calls, and reports their p50s, the ratio, p99s and the
-// CPU time per call.
-func latency(b *testing.B, loop *loopClient, stack *stackClient, block int) {
-	// Sequential calls in alternating blocks: within a block the calls
-	// run back to back (as a turn's tool calls do), and alternating
-	// blocks exposes both sides to the same machine noise.
+// A side is one client ⇄ server pair under measurement.
+type side struct {
+	name string // metric prefix
+	pid  int    // server process
+	call func()
+}
 
-	ls := make([]time.Duration, 0, b.N+block)
-	ss := make([]time.Duration, 0, b.N+block)
-	// CPU time per call of both processes, a figure the machine's
-	// load hardly moves: each server only works during its own blocks;
-	// the client's time is split by block.
-	loopSrv0, _ := testservers.ProcessCPU(loop.pid)
-	stackSrv0, _ := testservers.ProcessCPU(stack.pid)
-	var loopCli, stackCli time.Duration
+// latency measures sequential round trips of two sides in alternating
+// blocks of block calls (so machine noise hits both alike) and reports
+// their p50s, the ratio y/x, p99s, and the CPU time per call of client and
+// server together: a figure the machine's load moves less than latency.
+// Each server only works during its own blocks; the client's CPU time is
+// split by block.
+func latency(b *testing.B, block int, x, y side) {
+	xs := make([]time.Duration, 0, b.N+block)
+	ys := make([]time.Duration, 0, b.N+block)
+	xSrv0, _ := testservers.ProcessCPU(x.pid)
+	ySrv0, _ := testservers.ProcessCPU(y.pid)
+	var xCli, yCli time.Duration
 	b.ResetTimer()
-	for len(ls) < b.N {
+	for len(xs) < b.N {
 		c0 := testservers.SelfCPU()
 		for range block {
 			t0 := time.Now()
-			loop.call(b)
-			ls = append(ls, time.Since(t0))
+			x.call()
+			xs = append(xs, time.Since(t0))
 		}
 		c1 := testservers.SelfCPU()
 		for range block {
 			t0 := time.Now()
-			stack.call(b)
-			ss = append(ss, time.Since(t0))
+			y.call()
+			ys = append(ys, time.Since(t0))
 		}
 		c2 := testservers.SelfCPU()
-		loopCli += c1 - c0
-		stackCli += c2 - c1
-	}
-	loopSrv1, ok1 := testservers.ProcessCPU(loop.pid)
-	stackSrv1, ok2 := testservers.ProcessCPU(stack.pid)
-	if ok1 && ok2 && loopCli > 0 {
-		n := float64(len(ls))
-		lc := us(loopCli+loopSrv1-loopSrv0) / n
-		sc := us(stackCli+stackSrv1-stackSrv0) / n
-		b.ReportMetric(lc, "loop-cpu-µs/call")
-		b.ReportMetric(sc, "stack-cpu-µs/call")
+		xCli += c1 - c0
+		yCli += c2 - c1
 	}
 	b.StopTimer()
-	l, s := p50(ls), p50(ss)
-	b.ReportMetric(us(l), "loop-p50-µs")
-	b.ReportMetric(us(s), "stack-p50-µs")
-	b.ReportMetric(float64(s)/float64(l), "stack/loop-p50")
-	b.ReportMetric(us(p99(ls)), "loop-p99-µs")
-	b.ReportMetric(us(p99(ss)), "stack-p99-µs")
+	xSrv1, ok1 := testservers.ProcessCPU(x.pid)
+	ySrv1, ok2 := testservers.ProcessCPU(y.pid)
+	if ok1 && ok2 && xCli > 0 {
+		n := float64(len(xs))
+		b.ReportMetric(us(xCli+xSrv1-xSrv0)/n, x.name+"-cpu-µs/call")
+		b.ReportMetric(us(yCli+ySrv1-ySrv0)/n, y.name+"-cpu-µs/call")
+	}
+	xp, yp := p50(xs), p50(ys)
+	b.ReportMetric(us(xp), x.name+"-p50-µs")
+	b.ReportMetric(us(yp), y.name+"-p50-µs")
+	b.ReportMetric(float64(yp)/float64(xp), y.name+"/"+x.name+"-p50")
+	b.ReportMetric(us(p99(xs)), x.name+"-p99-µs")
+	b.ReportMetric(us(p99(ys)), y.name+"-p99-µs")
 }
 
 // parallel runs n calls of f spread over k goroutines and returns the
@@ -266,6 +280,16 @@ func (c *loopClient) request(id int64) []byte {
 	buf = append(buf, `,"method":"tool/call","params":{"tool_call_id":"t","name":"echo","args":{"text":"hello"}}}`+"\n"...)
 	c.buf = buf
 	return buf
+}
+
+// initialize sends the handshake to an SDK server.
+func (c *loopClient) initialize(b *testing.B) {
+	if _, err := io.WriteString(c.in, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol_version":"1.0"}}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	if line, err := c.out.ReadSlice('\n'); err != nil || !bytes.Contains(line, []byte(`"result"`)) {
+		b.Fatalf("initialize: %s %v", line, err)
+	}
 }
 
 // call is one sequential round trip: write a line, read a line.
