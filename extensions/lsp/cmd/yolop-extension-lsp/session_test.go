@@ -181,4 +181,3 @@ func serve(t *testing.T, yolop, dir string) string {
 	}
 	return f[1]
 }
-
