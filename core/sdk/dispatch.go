@@ -20,7 +20,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		return nil, nil
 	}
 	if req.Method == yep.MethodInitialize {
-		return s.initialize(req.Params)
+		return s.initialize(req.Conn, req.Params)
 	}
 	if s.sess.Load() == nil {
 		return nil, yep.Errorf(yep.CodeNotInitialized, "extension %q: %s before initialize; send initialize first", s.info.Name, req.Method)
@@ -101,7 +101,7 @@ func guard[T any](s *Server, what string, f func() (T, error)) (res T, err error
 	return f()
 }
 
-func (s *Server) initialize(params json.RawMessage) (any, error) {
+func (s *Server) initialize(conn *jsonrpc.Conn, params json.RawMessage) (any, error) {
 	var p yep.InitializeParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, s.invalidParams(yep.MethodInitialize, err)
@@ -136,6 +136,11 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 		}
 	}
 	host := p.Capabilities
+	// The connection is published before the session: the host-facing
+	// calls check the session, then use the connection. (ServeConn stores
+	// it too, but only once NewConn has returned, which may be after the
+	// reader has already dispatched this request.)
+	s.conn.Store(conn)
 	s.sess.Store(&session{
 		params:    p,
 		version:   v,
