@@ -348,3 +348,32 @@ func TestVersionFlag(t *testing.T) {
 		t.Fatalf("--bogus: %d %q", code, errb.String())
 	}
 }
+
+// TestKilledExtensionLeavesNoServer kills the extension with SIGKILL (no
+// chance to clean up): its language servers die with it (parent-death
+// signal), so nothing is orphaned.
+func TestKilledExtensionLeavesNoServer(t *testing.T) {
+	lsptest.RequireGopls(t)
+	root := lsptest.Fixture(t, "gomod")
+	h := spawn(t, root, `{}`)
+	res, err := h.tool(context.Background(), "lsp_hover", map[string]any{"file": "cmd/app/main.go", "line": 12, "symbol": "Hello"}, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("lsp_hover = %+v, %v", res, err)
+	}
+	kids := children(h.cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("extension children %v, want one gopls", kids)
+	}
+	h.cmd.Process.Kill()
+	h.cmd.Wait()
+	h.conn.Close()
+	h.conn.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(kids[0], 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(-kids[0], syscall.SIGKILL)
+			t.Fatalf("gopls (pid %d) outlived the killed extension", kids[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

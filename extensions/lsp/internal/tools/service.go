@@ -13,6 +13,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -360,19 +361,21 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// decodeArgs decodes a tool's JSON arguments strictly enough to catch
-// typos in field names.
+// decodeArgs decodes a tool's JSON arguments, refusing unknown fields so a
+// misspelt argument ("colum") is reported instead of silently ignored.
 func decodeArgs(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage(`{}`)
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidArgs, err)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v (see the tool's input schema)", ErrInvalidArgs, err)
 	}
 	return nil
 }
 
-// waitFor bounds a wait by the remaining time of a deadline.
+// remaining returns the time left until deadline, or zero.
 func remaining(deadline time.Time) time.Duration {
 	d := time.Until(deadline)
 	if d < 0 {

@@ -169,6 +169,7 @@ func TestGopls(t *testing.T) {
 			{PositionArgs{File: "cmd/app/main.go", Line: 12, Column: 90}, "column 90 is out of range"},
 			{PositionArgs{File: "nope.go", Line: 1, Column: 1}, "file nope.go"},
 			{PositionArgs{File: "go.mod", Line: 1, Column: 1}, "no language server is configured"},
+			{map[string]any{"file": "cmd/app/main.go", "line": 12, "colum": 3}, `unknown field "colum"`},
 		} {
 			_, err := svc.Definition(ctx, args(tc.a))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
