@@ -290,6 +290,11 @@ func (m *Manager) Get(ctx context.Context, key string) (*Handle, error) {
 			}
 			s.h = h
 			s.startedAt = time.Now()
+		} else if !errors.Is(err, ErrServerNotFound) && ctx.Err() == nil {
+			// A server that fails to start is retried with the same
+			// backoff as one that crashed.
+			s.crashes++
+			s.lastCrash = time.Now()
 		}
 		m.mu.Unlock()
 		return h, err

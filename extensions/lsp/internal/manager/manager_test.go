@@ -260,3 +260,23 @@ func TestScannerReportsChanges(t *testing.T) {
 		t.Fatal("a workspace over MaxScanFiles is still scanned")
 	}
 }
+
+func TestFailingServerBacksOff(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n"), 0o644)
+	cfg, _ := ParseConfig(json.RawMessage(`{"servers":{"go":{"command":"/bin/false"}}}`))
+	m := New(root, cfg, Options{BackoffBase: time.Minute})
+	defer m.Shutdown()
+	ctx := context.Background()
+	_, err := m.For(ctx, filepath.Join(root, "a.go"))
+	if err == nil || !strings.Contains(err.Error(), "start language server false") {
+		t.Fatalf("first start: %v", err)
+	}
+	// The retry waits out the backoff: a deadline shorter than it fails
+	// while waiting, without spawning.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := m.For(short, filepath.Join(root, "a.go")); err == nil || !strings.Contains(err.Error(), "waiting to restart false after a crash") {
+		t.Fatalf("retry inside the backoff: %v", err)
+	}
+}
