@@ -41,8 +41,11 @@ type Service struct {
 	m   *manager.Manager
 	log hclog.Logger
 
-	mu      sync.Mutex
-	applied []string // files written by server-initiated edits (workspace/applyEdit)
+	mu sync.Mutex
+	// applied collects the files written by server-initiated edits
+	// (workspace/applyEdit) while a code action's command runs; two code
+	// actions applied at the same moment may each list the other's files.
+	applied []string
 }
 
 // New returns a Service over m. Pass the returned service's
