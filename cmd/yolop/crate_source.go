@@ -179,22 +179,12 @@ func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Re
 		}
 		fmt.Fprintf(a.stderr, "note: --build was given but cargo is not on PATH, so %s was not built\n", bin)
 	}
-	store := filepath.Join(packaging.NewStore(mustConfigDir()).ExtensionsDir(), m.Name, "bin")
 	fmt.Fprintf(a.stderr, "note: no prebuilt server binary was installed for %s: %v\n"+
 		"  %s is installed package-only: its tools fail until the server binary %q is found.\n"+
-		"  Put %s on PATH or into %s, or re-install with --build (needs cargo) to build it from the crate source.\n",
-		strings.Join(hosts, " / "), selErr, m.Name, bin, bin, store)
+		"  Install %s on PATH (the package's own bin/ is pinned by the approval: a file added there is refused as tampering),\n"+
+		"  or re-install with --build (needs cargo) to build it from the crate source.\n",
+		strings.Join(hosts, " / "), selErr, m.Name, bin, bin)
 	return "", nil
-}
-
-// mustConfigDir is the config directory for messages; it falls back to
-// the literal placeholder when it cannot be determined.
-func mustConfigDir() string {
-	dir, err := packaging.ConfigDir()
-	if err != nil {
-		return "<config dir>"
-	}
-	return dir
 }
 
 // cargoInstall builds the unpacked crate with `cargo install --locked`

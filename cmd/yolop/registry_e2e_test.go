@@ -191,15 +191,33 @@ func TestRegistryEndToEnd(t *testing.T) {
 		t.Fatalf("the server did not start:\n%s\n%s", out, errOut)
 	}
 
+	// First-party extensions ride the same path: lsp, when its package
+	// and Go server exist in this tree.
+	if lspPkg, lspMain := "../../extensions/lsp/package", "../../extensions/lsp/cmd/yolop-extension-lsp"; !testing.Short() && fileExists(lspPkg+"/plugin.json") && fileExists(lspMain) {
+		lspOut := filepath.Join(work, "lsp")
+		mustRun(t, "", "ext", "pack", lspPkg, "--go-main", lspMain, "-o", lspOut)
+		lspCrate, lspArt := filepath.Join(lspOut, "yolop-extension-lsp-0.1.0.crate"), filepath.Join(lspOut, "lsp-"+triple+".tar.gz")
+		mustRun(t, "", "registry", "publish", lspCrate, "--index", index, "--artifact", lspArt)
+		mustRun(t, "", "ext", "install", "lsp", "--registry", reg, "--yes")
+		if e := readLock(t, cfg).Entry("lsp"); e == nil || e.ArtifactDigest != sha256Of(t, lspArt) || e.CrateChecksum != sha256Of(t, lspCrate) {
+			t.Fatalf("lsp lock entry %+v", e)
+		}
+		mustRun(t, "", "ext", "enable", "lsp")
+		out, _ = mustRun(t, "/status\n/quit\n", "session")
+		mustContain(t, "session /status", out, "lsp          ready", "echo         ready")
+	} else {
+		t.Log("extensions/lsp is not in this tree (or -short): only echo rides the registry")
+	}
+
 	// Hostile registry answers on update: nothing changes.
 	before := snapshot(t, cfg)
 	pubArt := filepath.Join(index, "crates", "yolop-extension-echo", "0.1.0", artName)
 	pubCrate := filepath.Join(index, "crates", "yolop-extension-echo", "0.1.0", "download")
 	good := fileBytes(t, pubArt)
 	hostile := []struct {
-		name   string
-		break_ func()
-		wants  []string
+		name  string
+		spoil func()
+		wants []string
 	}{
 		{"artifact digest mismatch", func() { os.WriteFile(pubArt, []byte("not the binary"), 0o644) }, []string{"checksum mismatch", artName, "nothing was installed"}},
 		{"crate checksum mismatch", func() {
@@ -211,7 +229,7 @@ func TestRegistryEndToEnd(t *testing.T) {
 		{"crate 404", func() { os.Remove(pubCrate) }, []string{"404", "yolop-extension-echo"}},
 	}
 	for _, h := range hostile {
-		h.break_()
+		h.spoil()
 		_, errOut, code := cli(t, "", "ext", "update", "echo", "--yes")
 		if code == 0 {
 			t.Fatalf("%s: update succeeded", h.name)
@@ -266,7 +284,7 @@ func TestRegistryPackageOnlyInstall(t *testing.T) {
 	out, errOut := mustRun(t, "", "ext", "install", "echo", "--registry", reg, "--yes")
 	mustContain(t, "install output", out, "installed echo 0.1.0")
 	binDir := filepath.Join(cfg, "extensions", "echo", "bin")
-	mustContain(t, "install note", errOut, "note: no prebuilt server binary", "package-only", `"yolop-extension-echo"`, binDir, "--build")
+	mustContain(t, "install note", errOut, "note: no prebuilt server binary", "package-only", `"yolop-extension-echo"`, "on PATH", "--build")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("cargo ran without --build")
 	}
@@ -380,4 +398,9 @@ func TestServeRefusesANonIndex(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "not a sparse index") {
 		t.Fatalf("serve of an empty dir: %d %s", code, errOut)
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
