@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -48,12 +49,25 @@ func BenchmarkToolCallInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	params := yep.ToolCallParams{ToolCallID: "t", Name: "echo", Args: json.RawMessage(`{"text":"hello"}`)}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
+	call := func(b *testing.B) {
 		var res yep.ToolResult
 		if err := conn.Call(ctx, yep.MethodToolCall, params, &res); err != nil || res.Output != "hello" {
-			b.Fatalf("%+v %v", res, err)
+			b.Errorf("%+v %v", res, err)
 		}
 	}
+	b.Run("callers=1", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			call(b)
+		}
+	})
+	b.Run("callers=8", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				call(b)
+			}
+		})
+	})
 }
