@@ -312,7 +312,9 @@ func (s *Server) OnConfigChanged(f func(ctx context.Context, cfg json.RawMessage
 // OnTrace sets the function that receives trace/event notifications. It is
 // called in arrival order on a dedicated goroutine, so a slow exporter
 // never blocks the connection; when too many events are waiting, new ones
-// are dropped with a warning. The server announces "trace".
+// are dropped with a warning. Events still queued when the connection ends
+// are delivered before Serve returns, so a callback that never returns
+// keeps Serve from returning. The server announces "trace".
 func (s *Server) OnTrace(f func(ev yep.TraceEventParams)) {
 	s.register("OnTrace", func() { s.onTrace = f })
 }
