@@ -288,6 +288,9 @@ func TestRegistryPackageOnlyInstall(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("cargo ran without --build")
 	}
+	if strings.Contains(errOut, "downloading") {
+		t.Fatalf("a progress bar was drawn on a stderr that is not a terminal:\n%s", errOut)
+	}
 	e := readLock(t, cfg).Entry("echo")
 	if e == nil || e.ArtifactDigest != "" || e.CrateChecksum == "" || e.Registry != reg {
 		t.Fatalf("lock entry %+v", e)

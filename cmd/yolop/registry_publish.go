@@ -50,7 +50,12 @@ func readCrateMeta(file string) (*crateMeta, error) {
 		return nil, err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
+	return parseCrateMeta(f)
+}
+
+// parseCrateMeta is [readCrateMeta] over the .crate bytes in r.
+func parseCrateMeta(r io.Reader) (*crateMeta, error) {
+	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("not a .crate (gzip): %w; write one with `yolop ext pack`", err)
 	}
