@@ -38,6 +38,7 @@ func (p *downloadProgress) update(done, total int64) {
 			progressbar.OptionShowTotalBytes(true),
 			progressbar.OptionSetWidth(30),
 			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetRenderBlankState(true), // drawn even when one read finishes the download
 			progressbar.OptionClearOnFinish(),
 		)
 	}
