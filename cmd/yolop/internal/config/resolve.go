@@ -40,7 +40,8 @@ type Resolver struct {
 	// LookupEnv reads the host environment for ${VAR} expansion in the
 	// server spec. Nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// Logger receives the warnings Resolve also returns. Nil means none.
+	// Logger receives what Push could not apply. Nil means no logging;
+	// everything else is returned as warnings or errors.
 	Logger hclog.Logger
 	// Kinds decide how Setup asks for each field. Nil means DefaultKinds().
 	Kinds Kinds
@@ -183,9 +184,6 @@ func (r *Resolver) Inspect(ctx context.Context, m *packaging.Manifest) (*Resolve
 	if len(res.Env) == 0 {
 		res.Env = nil
 	}
-	for _, w := range res.Warnings {
-		r.logger().Warn(w)
-	}
 	return res, nil
 }
 
@@ -257,10 +255,7 @@ func (r *Resolver) Grant(ctx context.Context, m *packaging.Manifest) (host.Grant
 		return host.Grant{}, nil, err
 	}
 	warnings := append([]string(nil), res.Warnings...)
-	for _, w := range ExpandServer(m.Name, &g.Server, r.lookupEnv()) {
-		r.logger().Warn(w)
-		warnings = append(warnings, w)
-	}
+	warnings = append(warnings, ExpandServer(m.Name, &g.Server, r.lookupEnv())...)
 	g.Config = res.Config
 	if len(res.Env) > 0 && g.Server.Env == nil {
 		g.Server.Env = map[string]string{}
@@ -355,6 +350,10 @@ func (r *Resolver) GrantParts(ctx context.Context, m *packaging.Manifest) (json.
 	if f := m.Yolop; f != nil && f.CapabilityServer != nil {
 		spec := core.ServerSpec{Args: slices.Clone(f.CapabilityServer.Args), Env: maps.Clone(f.CapabilityServer.Env)}
 		warnings = append(warnings, ExpandServer(m.Name, &spec, r.lookupEnv())...)
+	}
+	// The manager names the extension in front of each warning.
+	for i, w := range warnings {
+		warnings[i] = strings.TrimPrefix(w, "extension "+m.Name+": ")
 	}
 	return res.Config, res.Env, warnings, nil
 }
