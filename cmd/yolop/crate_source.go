@@ -165,7 +165,7 @@ func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Re
 		digest, err := c.ProvisionArtifact(ctx, art, dir, bar.update)
 		bar.finish()
 		if err != nil {
-			return "", fmt.Errorf("extension %s: the prebuilt server binary was refused, nothing was installed: %w", m.Name, err)
+			return "", fmt.Errorf("extension %s: the prebuilt server binary could not be installed, so nothing was: %w", m.Name, err)
 		}
 		fmt.Fprintf(a.stderr, "verified the prebuilt server %s for %s from %s (sha256 %s, pinned by the crate's metadata)\n", bin, art.Target, art.URL, digest)
 		return digest, nil
