@@ -481,7 +481,9 @@ func TestSessionBuiltinExtensions(t *testing.T) {
 		`/call list_extensions`,
 		`/call enable_extension {"name":"echo"}`,
 		`/call install_extension {"source":"` + other + `"}`,
+		`n`, // the session asks the user, who declines
 		`/call install_extension {"source":"` + same + `"}`,
+		`no`,
 		`/quit`,
 	}, "\n")
 	out, errOut, code := cli(t, script, "session", "--json")
@@ -503,8 +505,11 @@ func TestSessionBuiltinExtensions(t *testing.T) {
 	if results[1]["is_error"] == true || !strings.Contains(string(fileBytes(t, filepath.Join(cfg, "settings.toml"))), "ext:echo") {
 		t.Fatalf("enable_extension = %v", results[1])
 	}
-	if results[2]["is_error"] != true || !strings.Contains(results[2]["output"].(string), "yolop ext install "+other) {
-		t.Fatalf("install_extension without an ask sink = %v", results[2])
+	if results[2]["is_error"] != true || !strings.Contains(results[2]["output"].(string), "declined") {
+		t.Fatalf("install_extension declined by the user = %v", results[2])
+	}
+	if !strings.Contains(out, `"event":"ask"`) || !strings.Contains(out, "The agent wants to install an extension from "+other) {
+		t.Fatalf("the install was not put to the user:\n%s", out)
 	}
 	if results[3]["is_error"] != true || !strings.Contains(results[3]["output"].(string), "not installed") {
 		t.Fatalf("switching the source of echo without consent = %v", results[3])
