@@ -366,7 +366,11 @@ func (d *run) checkCancel(ctx context.Context) {
 		d.r.add(GroupCancel, "cancel", Warn, "no served tool has example arguments to cancel; skipped")
 		return
 	}
-	inst := d.w.latest()
+	inst := d.w.byPID(d.ext.PID())
+	if inst == nil {
+		d.r.add(GroupCancel, "cancel", Fail, "no server is running (it exited during the tool checks)")
+		return
+	}
 	from := d.w.mark()
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -468,17 +472,23 @@ func (d *run) checkCancelAnswer(ctx context.Context, name string, inst *tapInsta
 }
 
 func (d *run) checkShutdown() {
-	inst := d.w.latest()
-	if inst == nil || d.ext.PID() == 0 {
+	inst := d.w.byPID(d.ext.PID())
+	if inst == nil {
 		d.r.add(GroupShutdown, "shutdown", Fail, "no server is running to shut down (it exited on its own)")
 		return
 	}
 	from := d.w.mark()
 	start := time.Now()
-	exited := make(chan time.Time, 1)
-	go func() { <-inst.Done(); exited <- time.Now() }()
 	d.ext.Stop()
-	at := <-exited
+	var at time.Time
+	select {
+	case <-inst.Done():
+		at = time.Now()
+	case <-time.After(d.opts.StopGrace + 5*time.Second):
+		_ = inst.Kill()
+		d.r.add(GroupShutdown, "exit", Fail, "the process was still running %s after the host stopped it; doctor killed it", d.opts.StopGrace+5*time.Second)
+		return
+	}
 	req, _ := d.w.waitFor(doneCtx(), from, func(m *wireMsg) bool {
 		return m.conn == inst.n && m.dir == toServer && m.method == yep.MethodShutdown
 	})

@@ -112,17 +112,7 @@ func (ps *probeSession) ext() *host.Extension {
 }
 
 // instance returns the tapped instance of the running server.
-func (ps *probeSession) instance() *tapInstance {
-	pid := ps.ext().PID()
-	ps.d.w.mu.Lock()
-	defer ps.d.w.mu.Unlock()
-	for i := len(ps.d.w.insts) - 1; i >= 0; i-- {
-		if t := ps.d.w.insts[i]; t.PID() == pid {
-			return t
-		}
-	}
-	return nil
-}
+func (ps *probeSession) instance() *tapInstance { return ps.d.w.byPID(ps.ext().PID()) }
 
 // fire calls the probe tool through the session and says what the host
 // did with the call.
@@ -321,6 +311,11 @@ func (d *run) probeTimeout(ctx context.Context, sub host.HookGrant, tool string,
 	}
 	defer ps.sess.Close()
 	inst := ps.instance()
+	if inst == nil {
+		step.Outcome, step.Status = outError, Fail
+		step.Detail = "the server exited right after its handshake, before the timeout probe"
+		return step
+	}
 	inst.out.hold()
 	out, detail := ps.fire(ctx)
 	inst.out.resume()

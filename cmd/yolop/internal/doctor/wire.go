@@ -116,6 +116,21 @@ func (w *wire) latest() *tapInstance {
 	return w.insts[len(w.insts)-1]
 }
 
+// byPID returns the instance running as process pid, or nil.
+func (w *wire) byPID(pid int) *tapInstance {
+	if pid == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.insts) - 1; i >= 0; i-- {
+		if w.insts[i].PID() == pid {
+			return w.insts[i]
+		}
+	}
+	return nil
+}
+
 // mark returns the sequence number the next message will get.
 func (w *wire) mark() int {
 	w.mu.Lock()
