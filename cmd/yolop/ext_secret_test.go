@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"yolop.dev/cmd/yolop/internal/secrets"
+	"yolop.dev/cmd/yolop/internal/settings"
 )
 
 // lifeToken is the canary secret the tests set and then hunt for.
@@ -160,5 +161,42 @@ func TestExtSecretSet(t *testing.T) {
 	}
 	if out, _, _ := cli(t, "", "ext", "secret", "list", "life"); !strings.Contains(out, "life.token\tunset") {
 		t.Errorf("after unset:\n%s", out)
+	}
+}
+
+// TestInvalidConfigKeepsTheExtensionOff: at session start an enabled
+// extension whose config fails its schema is skipped with a warning naming
+// the field and the rule; the session runs without it.
+func TestInvalidConfigKeepsTheExtensionOff(t *testing.T) {
+	cfg, _ := installLife(t)
+	ctx := t.Context()
+	if err := secrets.NewFile(cfg).Set(ctx, "life", "token", secrets.New(lifeToken)); err != nil {
+		t.Fatal(err)
+	}
+	st := settings.New(cfg)
+	if err := st.SetCapabilityConfig(ctx, "life", map[string]any{"mode": "fast"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cli(t, "", "ext", "enable", "life"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if err := st.SetCapabilityConfig(ctx, "life", map[string]any{"mode": "bogus"}); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := cli(t, "/quit\n", "session", "--json")
+	if code != 0 {
+		t.Fatalf("session: %d %s", code, errOut)
+	}
+	var warned bool
+	for _, ev := range events(t, out) {
+		if ev["event"] == "warning" && strings.Contains(ev["message"].(string), "life") && strings.Contains(ev["message"].(string), "mode") {
+			warned = true
+		}
+		if ev["event"] == "ready" && ev["extensions"] != float64(0) {
+			t.Errorf("the invalid extension was loaded: %v", ev)
+		}
+	}
+	if !warned || strings.Contains(out+errOut, lifeToken) {
+		t.Errorf("no warning naming the field:\n%s", out)
 	}
 }
