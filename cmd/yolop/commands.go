@@ -39,6 +39,9 @@ func (a *app) manager() (*extmgr.Manager, error) {
 		Resolve:     r.GrantParts,
 		FieldStatus: r.FieldStatus,
 		Setup:       a.setupOnEnable(r),
+		ForgetSecrets: func(ctx context.Context, name string) error {
+			return r.Secrets.DeleteExtension(ctx, name)
+		},
 	})
 }
 

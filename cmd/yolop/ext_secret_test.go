@@ -200,3 +200,22 @@ func TestInvalidConfigKeepsTheExtensionOff(t *testing.T) {
 		t.Errorf("no warning naming the field:\n%s", out)
 	}
 }
+
+// TestRemoveForgetsSecrets: removing an extension deletes its secrets.
+func TestRemoveForgetsSecrets(t *testing.T) {
+	cfg, _ := installLife(t)
+	store := secrets.NewFile(cfg)
+	if err := store.Set(t.Context(), "life", "token", secrets.New(lifeToken)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Set(t.Context(), "other", "token", secrets.New("tok-other-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cli(t, "", "ext", "remove", "life"); code != 0 {
+		t.Fatal(errOut)
+	}
+	all, err := store.All(t.Context())
+	if err != nil || len(all["life"]) != 0 || all["other"]["token"].Reveal() != "tok-other-1" {
+		t.Errorf("after remove: %v %v", all, err)
+	}
+}

@@ -56,6 +56,9 @@ type Options struct {
 	// config field that is unset, saving secrets to the credential store
 	// and the rest to settings.toml, or fails listing what is missing.
 	Setup func(ctx context.Context, mf *packaging.Manifest, ask host.AskSink) error
+	// ForgetSecrets, if set, deletes an extension's stored secrets when it
+	// is removed.
+	ForgetSecrets func(ctx context.Context, name string) error
 }
 
 // A Manager manages installed extensions. It holds no state of its own
@@ -385,7 +388,12 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	}
 	err = m.o.Store.Remove(ctx, name)
 	if errors.Is(err, packaging.ErrNotInstalled) && hadEntry {
-		return nil // only a stale settings entry was left
+		err = nil // only a stale settings entry was left
+	}
+	if err == nil && m.o.ForgetSecrets != nil {
+		if ferr := m.o.ForgetSecrets(ctx, name); ferr != nil {
+			return fmt.Errorf("removed %s, but its secrets could not be deleted: %w", name, ferr)
+		}
 	}
 	return err
 }
