@@ -264,14 +264,19 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	if err != nil {
 		return yep.ToolResult{}, err
 	}
-	s.Trace(yep.TraceEventParams{Type: yep.TraceToolStarted, SpanID: callID, Data: mustJSON(map[string]any{"tool": name, "args": args})})
+	traced := s.traced()
+	if traced {
+		s.Trace(yep.TraceEventParams{Type: yep.TraceToolStarted, SpanID: callID, Data: mustJSON(map[string]any{"tool": name, "args": args})})
+	}
 	start := time.Now()
 	res, err := t.cap.CallTool(ctx, ToolCall{ID: callID, Name: t.def.Name, Args: args}, onUpdate)
-	done := map[string]any{"tool": name, "duration_ms": time.Since(start).Milliseconds(), "is_error": err != nil || res.IsError}
-	if err != nil {
-		done["error"] = err.Error()
+	if traced {
+		done := map[string]any{"tool": name, "duration_ms": time.Since(start).Milliseconds(), "is_error": err != nil || res.IsError}
+		if err != nil {
+			done["error"] = err.Error()
+		}
+		s.Trace(yep.TraceEventParams{Type: yep.TraceToolCompleted, SpanID: callID, Data: mustJSON(done)})
 	}
-	s.Trace(yep.TraceEventParams{Type: yep.TraceToolCompleted, SpanID: callID, Data: mustJSON(done)})
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded && !errors.Is(err, context.Canceled) {
 			return res, fmt.Errorf("tool %q timed out after %s: %w", name, s.opts.ToolTimeout, err)
@@ -289,7 +294,7 @@ type hookTarget struct {
 
 func (s *Session) subscriptions(event, tool string) []hookTarget {
 	s.mu.Lock()
-	caps := slices.Clone(s.caps)
+	caps := s.caps // never mutated in place: BeginTurn replaces the slice
 	s.mu.Unlock()
 	var out []hookTarget
 	for _, c := range caps {
@@ -378,10 +383,10 @@ func (s *Session) BeginTurn(ctx context.Context) int {
 		i := slices.IndexFunc(s.caps, func(c Capability) bool { return c == a.ext })
 		switch {
 		case a.enable && i < 0:
-			s.caps = append(s.caps, a.ext)
+			s.caps = append(slices.Clone(s.caps), a.ext) // copy on write: readers hold the old slice
 			s.exts[a.ext.ExtName()] = a.ext
 		case !a.enable && i >= 0:
-			s.caps = slices.Delete(s.caps, i, i+1)
+			s.caps = slices.Delete(slices.Clone(s.caps), i, i+1)
 			delete(s.exts, a.ext.ExtName())
 			stop = append(stop, a.ext)
 		}
@@ -553,6 +558,19 @@ func (s *Session) extensions() []*Extension {
 		}
 	}
 	return out
+}
+
+// traced reports whether any extension of the session consumes traces, so
+// the hot path builds no event nobody reads.
+func (s *Session) traced() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.caps {
+		if e, ok := c.(*Extension); ok && e.grant.Trace {
+			return true
+		}
+	}
+	return false
 }
 
 // Trace forwards one lifecycle event to every trace-declaring extension. It
