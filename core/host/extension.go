@@ -756,8 +756,14 @@ func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.Hook
 		}
 		return res, e.callError("hook/fire", err)
 	}
-	if res.Decision == "" {
+	switch res.Decision {
+	case "":
 		res.Decision = yep.DecisionAllow
+	case yep.DecisionAllow, yep.DecisionBlock, yep.DecisionMutate:
+	default:
+		// An unknown decision is not consent: it is a hook error, so the
+		// subscription's on_error decides (block fails closed).
+		return yep.HookFireResult{}, fmt.Errorf("hook %s of extension %q answered the unknown decision %q (want allow, block or mutate)", sub.Event, e.grant.Name, res.Decision)
 	}
 	res.Reason = e.scrub(res.Reason)
 	res.Args = e.scrubJSON(res.Args)

@@ -455,9 +455,14 @@ func TestHooks(t *testing.T) {
 	if !errors.As(err, &hb) || !strings.Contains(hb.Reason, "timed out") {
 		t.Fatalf("timed-out blocking hook = %v, want blocked", err)
 	}
+	// An unknown decision is an error, so on_error: block fails closed.
+	_, err = s.CallTool(context.Background(), "echo", "5", json.RawMessage(`{"text":"deny"}`), nil)
+	if !errors.As(err, &hb) || !strings.Contains(hb.Reason, `unknown decision "deny"`) {
+		t.Fatalf("unknown decision = %v, want blocked", err)
+	}
 	e, _ := s.Extension("guard")
 	st := e.Stats()
-	if st.HookDecisions["block"] != 1 || st.HookDecisions["error"] != 1 || st.HookDecisions["mutate"] < 1 {
+	if st.HookDecisions["block"] != 1 || st.HookDecisions["error"] != 2 || st.HookDecisions["mutate"] < 1 {
 		t.Fatalf("hook decisions = %v", st.HookDecisions)
 	}
 }

@@ -130,6 +130,9 @@ def hook_fire(rid, params):
         return
     if "crashhook" in text:
         os._exit(5)
+    if "deny" in text:
+        reply(rid, {"decision": "deny"})
+        return
     if "forbidden" in text:
         reply(rid, {"decision": "block", "reason": "forbidden word"})
     elif "mutate" in text:
