@@ -398,6 +398,9 @@ type tapReader struct {
 	release chan struct{} // closed when a hold ends
 	out     []byte        // whole lines ready for the host
 	partial []byte
+	// heldLines were read during a hold: they count as delivered (and are
+	// observed) only when the hold ends with resume, never after drop.
+	heldLines [][]byte
 	// oversize is set while the rest of a line too long to observe
 	// passes through.
 	oversize bool
@@ -418,10 +421,15 @@ func (r *tapReader) hold() {
 // resume delivers what was held and lets later lines through.
 func (r *tapReader) resume() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	lines := r.heldLines
+	r.heldLines = nil
 	if r.held {
 		r.held = false
 		close(r.release)
+	}
+	r.mu.Unlock()
+	for _, l := range lines {
+		r.t.w.observe(r.t, toHost, bytes.TrimSuffix(l, []byte("\n")))
 	}
 }
 
@@ -434,6 +442,7 @@ func (r *tapReader) drop() {
 	r.drain = true
 	r.out = nil
 	r.partial = nil
+	r.heldLines = nil
 	if r.held {
 		r.held = false
 		close(r.release)
@@ -506,9 +515,14 @@ func (r *tapReader) Read(p []byte) (int, error) {
 			p = bytes.Clone(p) // let the delivered lines' buffer go
 		}
 		r.partial = p
-		if r.drain {
+		switch {
+		case r.drain:
 			lines, tooLarge = nil, false
-		} else {
+		case r.held:
+			r.out = append(r.out, deliver...)
+			r.heldLines = append(r.heldLines, lines...)
+			lines = nil
+		default:
 			r.out = append(r.out, deliver...)
 		}
 		r.mu.Unlock()
