@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"yolop.dev/core/internal/jsonscan"
 	"yolop.dev/core/yep"
 )
 
@@ -436,7 +437,7 @@ func (c *Conn) readLoop() {
 // handleTooLarge answers or fails the request or call an oversized message
 // belonged to, judged from its first bytes.
 func (c *Conn) handleTooLarge(tl *TooLargeError) {
-	env, _ := parseEnvelope(tl.Prefix, true)
+	env, _ := parseEnvelope(tl.Prefix)
 	c.log.Error("skipped an oversized message", "limit", tl.Limit, "prefix", truncate(tl.Prefix, 120))
 	if env.id == nil || yep.ValidateID(env.id) != nil {
 		return
@@ -455,7 +456,7 @@ func (c *Conn) dispatch(line []byte) {
 		c.log.Warn("skipping a line that is not JSON", "line", truncate(line, 200))
 		return
 	}
-	env, err := parseEnvelope(line, false)
+	env, err := parseEnvelope(line)
 	if err != nil {
 		c.log.Warn("skipping an invalid message", "error", err, "line", truncate(line, 200))
 		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
@@ -573,38 +574,15 @@ func (c *Conn) routeCorrelated(method string, params json.RawMessage) bool {
 
 // requestID extracts the top-level "request_id" member of params.
 func requestID(params []byte) []byte {
-	i := skipWS(params, 0)
-	if i >= len(params) || params[i] != '{' {
-		return nil
-	}
-	i++
-	for {
-		i = skipWS(params, i)
-		if i < len(params) && params[i] == ',' {
-			i = skipWS(params, i+1)
-		}
-		if i >= len(params) || params[i] != '"' {
-			return nil
-		}
-		kend := skipString(params, i)
-		if kend < 0 {
-			return nil
-		}
-		key := params[i+1 : kend-1]
-		i = skipWS(params, kend)
-		if i >= len(params) || params[i] != ':' {
-			return nil
-		}
-		i = skipWS(params, i+1)
-		vend := skipValue(params, i)
-		if vend < 0 {
-			return nil
-		}
+	var id []byte
+	_ = jsonscan.Members(params, func(key, val []byte) bool {
 		if string(key) == "request_id" {
-			return params[i:vend]
+			id = val
+			return false
 		}
-		i = vend
-	}
+		return true
+	})
+	return id
 }
 
 func (c *Conn) cancelIncoming(params json.RawMessage) bool {

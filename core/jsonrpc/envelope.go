@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"yolop.dev/core/internal/jsonscan"
+
 	"yolop.dev/core/yep"
 )
 
@@ -29,65 +31,38 @@ var (
 // decoding the payloads. A member that appears twice, or whose name differs
 // from an envelope member only by case, is refused, so a message has one
 // meaning (encoding/json would match keys case-insensitively and let the
-// last duplicate win). With partial set, the input may be cut short: the
-// members seen before the cut are returned with errTruncated.
-func parseEnvelope(b []byte, partial bool) (envelope, error) {
+// last duplicate win). Input cut short (the prefix of an oversized
+// message) returns the members seen before the cut with errTruncated.
+func parseEnvelope(b []byte) (envelope, error) {
 	var env envelope
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return env, errNotObject
-	}
-	i++
-	for {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return env, errTruncated
-		}
-		if b[i] == '}' {
-			return env, nil
-		}
-		if b[i] == ',' {
-			i = skipWS(b, i+1)
-		}
-		if i >= len(b) || b[i] != '"' {
-			if i >= len(b) {
-				return env, errTruncated
-			}
-			return env, errNotObject
-		}
-		kend := skipString(b, i)
-		if kend < 0 {
-			return env, errTruncated
-		}
-		key := b[i+1 : kend-1]
-		i = skipWS(b, kend)
-		if i >= len(b) {
-			return env, errTruncated
-		}
-		if b[i] != ':' {
-			return env, errNotObject
-		}
-		i = skipWS(b, i+1)
-		vend := skipValue(b, i)
-		if vend < 0 {
-			return env, errTruncated
-		}
-		val := b[i:vend]
-		i = vend
+	var fault error
+	err := jsonscan.Members(b, func(key, val []byte) bool {
 		slot := env.slot(key)
 		if slot == nil {
 			for _, k := range envelopeKeys {
 				if len(k) == len(key) && strings.EqualFold(k, string(key)) {
-					return env, errCaseVariant
+					fault = errCaseVariant
+					return false
 				}
 			}
-			continue
+			return true
 		}
 		if *slot != nil {
-			return env, errDuplicate
+			fault = errDuplicate
+			return false
 		}
 		*slot = val
+		return true
+	})
+	switch {
+	case fault != nil:
+		return env, fault
+	case errors.Is(err, jsonscan.ErrTruncated):
+		return env, errTruncated
+	case err != nil:
+		return env, errNotObject
 	}
+	return env, nil
 }
 
 func (e *envelope) slot(key []byte) *[]byte {
@@ -142,68 +117,4 @@ func (e *envelope) methodName() (string, error) {
 		}
 	}
 	return yep.Intern(raw), nil
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at b[i], or
-// -1 if it is cut short.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index just past the JSON value starting at b[i],
-// or -1 if it is cut short. The input has been validated, or is a prefix of
-// a message, so the scan only tracks strings and nesting.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j)
-				if j < 0 {
-					return -1
-				}
-				j--
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return j
-			}
-			j++
-		}
-		return -1
-	}
 }

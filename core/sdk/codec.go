@@ -1,10 +1,12 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
 
+	"yolop.dev/core/internal/jsonscan"
 	"yolop.dev/core/yep"
 )
 
@@ -39,38 +41,13 @@ func decodeToolCall(params json.RawMessage, p *yep.ToolCallParams) error {
 // reporting false when the input needs the general decoder (escaped
 // strings, a known member of another type, a duplicate member).
 func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i++
 	var seen uint8
-	for {
-		i = skipWS(b, i)
-		if i >= len(b) {
+	ok := true
+	err := jsonscan.Members(b, func(key, val []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			ok = false // an escaped key: let encoding/json decide
 			return false
 		}
-		if b[i] == '}' {
-			return true
-		}
-		if b[i] == ',' {
-			i = skipWS(b, i+1)
-		}
-		key, next, ok := plainString(b, i)
-		if !ok {
-			return false
-		}
-		i = skipWS(b, next)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipWS(b, i+1)
-		end := skipValue(b, i)
-		if end < 0 {
-			return false
-		}
-		val := b[i:end]
-		i = end
 		var dst *string
 		var bit uint8
 		switch string(key) {
@@ -82,33 +59,39 @@ func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
 			dst, bit = &p.SessionID, 4
 		case "args":
 			if seen&8 != 0 {
+				ok = false
 				return false
 			}
 			seen |= 8
 			if string(val) != "null" {
 				p.Args = json.RawMessage(val)
 			}
-			continue
+			return true
 		default:
 			// encoding/json matches keys case-insensitively; let it.
 			if len(key) <= len("tool_call_id") && hasUpper(key) {
+				ok = false
 				return false
 			}
-			continue
+			return true
 		}
 		if seen&bit != 0 {
+			ok = false
 			return false
 		}
 		seen |= bit
 		if string(val) == "null" {
-			continue
+			return true
 		}
-		s, _, ok := plainString(val, 0)
-		if !ok {
+		s, _, plain := plainString(val, 0)
+		if !plain {
+			ok = false
 			return false
 		}
 		*dst = string(s)
-	}
+		return true
+	})
+	return ok && err == nil
 }
 
 func hasUpper(b []byte) bool {
@@ -142,65 +125,6 @@ func plainString(b []byte, i int) ([]byte, int, bool) {
 		}
 	}
 	return nil, 0, false
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index past the JSON value at b[i] (b is valid
-// JSON), or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j)
-				if j < 0 {
-					return -1
-				}
-				j--
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	default:
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return j
-			}
-		}
-		return len(b)
-	}
-}
-
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
 }
 
 // encodeToolResult encodes a tool result as the response's raw result, in

@@ -1,0 +1,129 @@
+// Package jsonscan walks the top level of a JSON object without decoding
+// it: the envelope splitter of core/jsonrpc and the SDK's fast tool/call
+// decoder share it. Input is valid JSON or a prefix of it; the scanner only
+// tracks strings and nesting.
+package jsonscan
+
+import "errors"
+
+var (
+	// ErrNotObject reports input that is not a JSON object.
+	ErrNotObject = errors.New("not a JSON object")
+	// ErrTruncated reports input cut short before the object ended.
+	ErrTruncated = errors.New("truncated JSON object")
+)
+
+// Members calls fn with the raw key (between its quotes, escapes not
+// decoded) and the raw value of each top-level member of the object in b,
+// in order, until fn returns false. It returns ErrNotObject or
+// ErrTruncated when b is not a whole object; the members before the fault
+// have been passed to fn.
+func Members(b []byte, fn func(key, val []byte) bool) error {
+	i := SkipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ErrNotObject
+	}
+	i++
+	for {
+		i = SkipWS(b, i)
+		if i >= len(b) {
+			return ErrTruncated
+		}
+		if b[i] == '}' {
+			return nil
+		}
+		if b[i] == ',' {
+			i = SkipWS(b, i+1)
+		}
+		if i >= len(b) {
+			return ErrTruncated
+		}
+		if b[i] != '"' {
+			return ErrNotObject
+		}
+		kend := SkipString(b, i)
+		if kend < 0 {
+			return ErrTruncated
+		}
+		key := b[i+1 : kend-1]
+		i = SkipWS(b, kend)
+		if i >= len(b) {
+			return ErrTruncated
+		}
+		if b[i] != ':' {
+			return ErrNotObject
+		}
+		i = SkipWS(b, i+1)
+		vend := SkipValue(b, i)
+		if vend < 0 {
+			return ErrTruncated
+		}
+		if !fn(key, b[i:vend]) {
+			return nil
+		}
+		i = vend
+	}
+}
+
+// SkipWS returns the index of the first non-whitespace byte at or after i.
+func SkipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// SkipString returns the index just past the string starting at b[i], or
+// -1 if it is cut short.
+func SkipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// SkipValue returns the index just past the JSON value starting at b[i],
+// or -1 if it is cut short. A scalar ends at the first delimiter, so a
+// scalar that reaches the end of b counts as cut short.
+func SkipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return SkipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = SkipString(b, j)
+				if j < 0 {
+					return -1
+				}
+				j--
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return j
+			}
+		}
+		return -1
+	}
+}
