@@ -523,14 +523,8 @@ func (c *Client) WaitDiagnostics(ctx context.Context, uri protocol.DocumentURI, 
 		if e != nil && e.gen > after && (e.version == nil || *e.version >= minVersion) {
 			return true, nil
 		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return false, nil
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-c.conn.Done():
-			return false, &jsonrpc.ClosedError{Cause: c.conn.Err()}
+		if timedOut, err := c.await(ctx, ch, nil, t.C); timedOut || err != nil {
+			return false, err
 		}
 	}
 }
@@ -564,15 +558,8 @@ func (c *Client) WaitIdle(ctx context.Context, quiet, limit time.Duration) (bool
 			}
 			tick = time.After(wait - since)
 		}
-		select {
-		case <-ch:
-		case <-tick:
-		case <-deadline.C:
-			return false, nil
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-c.conn.Done():
-			return false, &jsonrpc.ClosedError{Cause: c.conn.Err()}
+		if timedOut, err := c.await(ctx, ch, tick, deadline.C); timedOut || err != nil {
+			return false, err
 		}
 	}
 }
@@ -603,14 +590,8 @@ func (c *Client) WaitSynced(ctx context.Context, limit time.Duration) (bool, err
 		if !behind {
 			return true, nil
 		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			return false, nil
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-c.conn.Done():
-			return false, &jsonrpc.ClosedError{Cause: c.conn.Err()}
+		if timedOut, err := c.await(ctx, ch, nil, deadline.C); timedOut || err != nil {
+			return false, err
 		}
 	}
 }
@@ -646,15 +627,8 @@ func (c *Client) WaitReady(ctx context.Context, settle, limit time.Duration) (bo
 			}
 			tick = time.After(settle - since)
 		}
-		select {
-		case <-ch:
-		case <-tick:
-		case <-deadline.C:
-			return false, nil
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-c.conn.Done():
-			return false, &jsonrpc.ClosedError{Cause: c.conn.Err()}
+		if timedOut, err := c.await(ctx, ch, tick, deadline.C); timedOut || err != nil {
+			return false, err
 		}
 	}
 }
@@ -672,3 +646,20 @@ func (c *Client) Busy() []string {
 
 // hashOf returns the SHA-256 of b.
 func hashOf(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// await blocks until the client's state changes (ch) or tick fires, so a
+// wait loop can look again. It reports timedOut when deadline fires first,
+// and an error when ctx ends or the connection closes.
+func (c *Client) await(ctx context.Context, ch <-chan struct{}, tick, deadline <-chan time.Time) (timedOut bool, err error) {
+	select {
+	case <-ch:
+	case <-tick:
+	case <-deadline:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-c.conn.Done():
+		return false, &jsonrpc.ClosedError{Cause: c.conn.Err()}
+	}
+	return false, nil
+}
