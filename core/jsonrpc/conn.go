@@ -141,13 +141,13 @@ type Conn struct {
 
 	queued  atomic.Int64
 	sem     chan struct{}
-	work    chan job     // hands a request to an idle worker
-	idle    atomic.Int64 // workers waiting on work
+	role    chan struct{} // hands the reading role to an idle worker
+	idle    atomic.Int64  // workers waiting for the reading role
 	baseCtx context.Context
 	stop    context.CancelFunc
 	done    chan struct{}
-	wg      sync.WaitGroup // handlers and cancel senders
-	readWG  sync.WaitGroup
+	wg      sync.WaitGroup // readers, workers and cancel senders
+	readWG  sync.WaitGroup // done when reading has ended
 }
 
 type pending struct {
@@ -160,8 +160,9 @@ type reply struct {
 	err    error
 }
 
-// NewConn starts a connection reading from r and writing to w. It runs one
-// reader goroutine until r ends or Close is called.
+// NewConn starts a connection reading from r and writing to w. Reading
+// runs until r ends or Close is called, always on exactly one goroutine at
+// a time (see serve).
 func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if opts.Framer == nil {
 		opts.Framer = NDJSON
@@ -192,13 +193,14 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		pending:  make(map[int64]*pending),
 		incoming: make(map[string]context.CancelFunc),
 		sem:      make(chan struct{}, opts.MaxConcurrentHandlers),
-		work:     make(chan job),
+		role:     make(chan struct{}),
 		baseCtx:  ctx,
 		stop:     stop,
 		done:     make(chan struct{}),
 	}
 	c.readWG.Add(1)
-	go c.readLoop()
+	c.wg.Add(1)
+	go c.serve(true, nil)
 	return c
 }
 
@@ -214,7 +216,7 @@ func (c *Conn) Err() error {
 
 // CallOptions tune one call. The zero value is valid.
 type CallOptions struct {
-	// OnNotify receives, in arrival order and on the reader goroutine,
+	// OnNotify receives, in arrival order and on the reading goroutine,
 	// every notification whose params carry "request_id" equal to this
 	// call's id, until the call resolves. It must not block.
 	OnNotify func(method string, params json.RawMessage)
@@ -380,7 +382,7 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// Wait blocks until the reader goroutine and every handler have finished.
+// Wait blocks until reading has ended and every handler has finished.
 // Call it after Close, or after the peer went away, to be sure no goroutine
 // of the connection is left.
 func (c *Conn) Wait() {
@@ -407,8 +409,52 @@ func (c *Conn) shutdown(cause error) {
 	}
 }
 
-func (c *Conn) readLoop() {
-	defer c.readWG.Done()
+// serve is the body of every connection goroutine. The goroutine holding
+// the reading role (role) reads and dispatches messages; when one is a
+// request to run, it passes the role to an idle worker (or a new
+// goroutine) and runs the request itself, so a request is handled by the
+// goroutine that read it, with no hand-off on the critical path (a
+// leader/follower reader). Done, it waits idle for the role again; at most
+// MaxConcurrentHandlers goroutines stay idle.
+func (c *Conn) serve(role bool, j *job) {
+	defer c.wg.Done()
+	for {
+		if role {
+			next, ok := c.readUntilJob()
+			if !ok {
+				c.readWG.Done()
+				return
+			}
+			select {
+			case c.role <- struct{}{}: // an idle worker takes over reading
+			default:
+				c.wg.Add(1)
+				go c.serve(true, nil)
+			}
+			role, j = false, &next
+		}
+		if j != nil {
+			c.run(*j)
+			j = nil
+		}
+		if c.idle.Add(1) > int64(c.opts.MaxConcurrentHandlers) {
+			c.idle.Add(-1)
+			return
+		}
+		select {
+		case <-c.role:
+			c.idle.Add(-1)
+			role = true
+		case <-c.baseCtx.Done():
+			c.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// readUntilJob reads and dispatches messages until one is a request to
+// run, which it returns; it reports false once reading has ended.
+func (c *Conn) readUntilJob() (job, bool) {
 	for {
 		msg, err := c.reader.Read()
 		if err != nil {
@@ -425,11 +471,14 @@ func (c *Conn) readLoop() {
 				cause = err
 			}
 			c.shutdown(cause)
-			return
+			return job{}, false
 		}
-		c.dispatch(msg)
+		j, ok := c.dispatch(msg)
+		if ok {
+			return j, true
+		}
 		if c.Err() != nil {
-			return
+			return job{}, false
 		}
 	}
 }
@@ -451,10 +500,12 @@ func (c *Conn) handleTooLarge(tl *TooLargeError) {
 	}
 }
 
-func (c *Conn) dispatch(line []byte) {
+// dispatch handles one message inline, except a request to run, which it
+// returns for the caller to run.
+func (c *Conn) dispatch(line []byte) (job, bool) {
 	if !json.Valid(line) {
 		c.log.Warn("skipping a line that is not JSON", "line", truncate(line, 200))
-		return
+		return job{}, false
 	}
 	env, err := parseEnvelope(line)
 	if err != nil {
@@ -462,23 +513,23 @@ func (c *Conn) dispatch(line []byte) {
 		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
 			c.replyError(append(yep.ID(nil), env.id...), yep.Errorf(yep.CodeInvalidRequest, "invalid request: %v", err))
 		}
-		return
+		return job{}, false
 	}
 	if verr := env.validate(); verr != nil {
 		c.log.Warn("skipping an invalid message", "error", verr.Message, "line", truncate(line, 200))
 		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
 			c.replyError(append(yep.ID(nil), env.id...), verr)
 		}
-		return
+		return job{}, false
 	}
 	if !env.hasMethod() {
 		c.handleResponse(&env)
-		return
+		return job{}, false
 	}
 	method, err := env.methodName()
 	if err != nil {
 		c.log.Warn("skipping a message with an undecodable method", "line", truncate(line, 200))
-		return
+		return job{}, false
 	}
 	var params json.RawMessage
 	if env.params != nil && string(env.params) != "null" {
@@ -486,9 +537,9 @@ func (c *Conn) dispatch(line []byte) {
 	}
 	if env.id == nil || string(env.id) == "null" {
 		c.handleNotification(method, params)
-		return
+		return job{}, false
 	}
-	c.handleRequest(method, params, bytes.Clone(env.id))
+	return c.handleRequest(method, params, bytes.Clone(env.id))
 }
 
 func (c *Conn) handleResponse(env *envelope) {
@@ -602,20 +653,20 @@ func (c *Conn) cancelIncoming(params json.RawMessage) bool {
 // errCancelledByPeer marks a handler context cancelled by a cancel request.
 var errCancelledByPeer = errors.New("cancelled by the peer")
 
-func (c *Conn) handleRequest(method string, params json.RawMessage, id yep.ID) {
+func (c *Conn) handleRequest(method string, params json.RawMessage, id yep.ID) (job, bool) {
 	if method == c.opts.CancelMethod && !c.opts.CancelNotification {
 		found := c.cancelIncoming(params)
 		c.reply(id, yep.CancelResult{Cancelled: found})
-		return
+		return job{}, false
 	}
 	if c.opts.Handler == nil {
 		c.replyError(id, yep.Errorf(yep.CodeMethodNotFound, "method %q not found", method))
-		return
+		return job{}, false
 	}
 	if c.queued.Add(1) > int64(c.opts.MaxQueuedRequests) {
 		c.queued.Add(-1)
 		c.replyError(id, &yep.Error{Code: yep.CodeOverloaded, Message: "too many requests in flight; retry later", Retryable: true})
-		return
+		return job{}, false
 	}
 	ctx, cancel := context.WithCancelCause(c.baseCtx)
 	key := string(id)
@@ -625,18 +676,12 @@ func (c *Conn) handleRequest(method string, params json.RawMessage, id yep.ID) {
 		cancel(nil)
 		c.queued.Add(-1)
 		c.replyError(id, yep.Errorf(yep.CodeInvalidRequest, "request id %s is already in flight", key))
-		return
+		return job{}, false
 	}
 	c.incoming[key] = func() { cancel(errCancelledByPeer) }
 	c.mu.Unlock()
 
-	j := job{method: method, params: params, id: id, key: key, ctx: ctx, cancel: cancel}
-	select {
-	case c.work <- j: // an idle worker takes it
-	default:
-		c.wg.Add(1)
-		go c.worker(j)
-	}
+	return job{method: method, params: params, id: id, key: key, ctx: ctx, cancel: cancel}, true
 }
 
 // A job is one incoming request waiting for, or running in, a worker.
@@ -647,29 +692,6 @@ type job struct {
 	key    string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-}
-
-// worker runs jobs. Rather than a goroutine per request, a worker that
-// finishes waits for the next job, so its stack — grown by the handler's
-// JSON decoding — is reused instead of being grown again for every request
-// (stack copying was a fifth of the CPU of a round trip). At most
-// MaxConcurrentHandlers workers stay idle; the others exit.
-func (c *Conn) worker(j job) {
-	defer c.wg.Done()
-	for {
-		c.run(j)
-		if c.idle.Add(1) > int64(c.opts.MaxConcurrentHandlers) {
-			c.idle.Add(-1)
-			return
-		}
-		select {
-		case j = <-c.work:
-			c.idle.Add(-1)
-		case <-c.baseCtx.Done():
-			c.idle.Add(-1)
-			return
-		}
-	}
 }
 
 // run handles one request and sends its response.
