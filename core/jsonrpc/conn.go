@@ -236,6 +236,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // CallWith is [Conn.Call] with per-call options.
 func (c *Conn) CallWith(ctx context.Context, method string, params, result any, co CallOptions) error {
+	if err := ctx.Err(); err != nil {
+		return &CancelledError{Method: method, Cause: err} // never sent
+	}
 	id := c.nextID.Add(1)
 	p := &pending{ch: make(chan reply, 1), onNotify: co.OnNotify}
 	c.mu.Lock()
