@@ -372,6 +372,21 @@ type FetchResult struct {
 	ArtifactDigest string
 }
 
+// merge overrides r's fields with p's non-empty ones.
+func (r *FetchResult) merge(p FetchResult) {
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&r.Commit, p.Commit}, {&r.Version, p.Version}, {&r.CrateChecksum, p.CrateChecksum},
+		{&r.Registry, p.Registry}, {&r.ArtifactDigest, p.ArtifactDigest},
+	} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+}
+
 // InstallOptions describe one install or update.
 type InstallOptions struct {
 	// Source is where the package comes from. A SourcePath is referenced in
@@ -381,6 +396,14 @@ type InstallOptions struct {
 	// the package (e.g. CopyTree, a git export, a crate unpack). It runs
 	// under the store's exclusive lock.
 	Fetch func(ctx context.Context, dir string) (FetchResult, error)
+	// Provision, if set, runs after consent on the staged package (never
+	// for a path source): it may add files, such as a prebuilt server in
+	// bin/, that become part of the approved content hash. Its non-empty
+	// result fields override Fetch's. Nothing it downloads or runs happens
+	// before the user approved the manifest. When the provisioned package
+	// equals the approved one (same content hash and source), nothing is
+	// written: an identical update stays a silent no-op.
+	Provision func(ctx context.Context, dir string, m *Manifest) (FetchResult, error)
 	// Name, if set, is the extension name the manifest must declare.
 	Name string
 	// Approve is asked for consent after the package is staged and read,
@@ -485,7 +508,8 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 	if prev := lock.Entry(m.Name); prev != nil {
 		p := *prev
 		res.Previous = &p
-		if prev.ContentHash == listing.Hash() && prev.Source == o.Source.String() {
+		// With Provision the decision waits until the package is complete.
+		if o.Provision == nil && prev.ContentHash == listing.Hash() && prev.Source == o.Source.String() {
 			res.Entry, res.Unchanged = p, true
 			return res, nil
 		}
@@ -497,6 +521,22 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 	if o.Approve != nil {
 		if err := o.Approve(m, prevM, res.Change); err != nil {
 			return nil, fmt.Errorf("install %s: %w", m.Name, err)
+		}
+	}
+	if o.Provision != nil && staged != "" {
+		s.step("approved")
+		pr, err := o.Provision(ctx, staged, m)
+		if err != nil {
+			return nil, fmt.Errorf("install %s: %w", m.Name, err)
+		}
+		fr.merge(pr)
+		if listing, err = ListDir(dir); err != nil {
+			return nil, fmt.Errorf("install %s: %w", o.Source, err)
+		}
+		// Provisioned content identical to the approved one: a no-op.
+		if p := res.Previous; p != nil && p.ContentHash == listing.Hash() && p.Source == o.Source.String() {
+			res.Entry, res.Unchanged = *p, true
+			return res, nil
 		}
 	}
 	mj, err := json.Marshal(m)

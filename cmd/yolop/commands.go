@@ -33,7 +33,7 @@ func (a *app) manager() (*extmgr.Manager, error) {
 	}
 	return extmgr.Default(extmgr.Options{
 		AllowFileGit: os.Getenv(allowFileGitEnv) == "1",
-		FetchCrate: func(src packaging.Source, registry string, build bool) extmgr.FetchFunc {
+		FetchCrate: func(src packaging.Source, registry string, build bool) (extmgr.FetchFunc, extmgr.ProvisionFunc) {
 			return a.fetchCrate(src, crateInstall{Registry: registry, Build: build})
 		},
 		Resolve:     r.GrantParts,

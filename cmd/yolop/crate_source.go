@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
 	"yolop.dev/packaging"
 	"yolop.dev/registry/cratesio"
 )
@@ -53,23 +54,27 @@ func (a *app) registryClient(registry string) (*cratesio.Client, error) {
 	}), nil
 }
 
-// fetchCrate returns the packaging Fetch func for a crate source: resolve
-// the version in the sparse index, download the .crate (with a progress
-// bar on a terminal), verify its SHA-256 against the index, unpack it into
-// the staging directory, then provision the server binary in the spec's
-// order — (a) the prebuilt artifact the crate's metadata names for this
-// host, verified against its pinned digest; (b) with Build and cargo on
-// PATH, `cargo install --locked` of the unpacked source; (c) otherwise
-// nothing, with a note naming the missing binary. Nothing from the crate is
-// executed except by (b), which the user asks for with --build.
-func (a *app) fetchCrate(src packaging.Source, o crateInstall) func(ctx context.Context, dir string) (packaging.FetchResult, error) {
-	return func(ctx context.Context, dir string) (packaging.FetchResult, error) {
-		c, err := a.registryClient(o.Registry)
-		if err != nil {
+// fetchCrate returns the packaging Fetch and Provision funcs for a crate
+// source. Fetch resolves the version in the sparse index, downloads the
+// .crate (with a progress bar on a terminal), verifies its SHA-256 against
+// the index and unpacks it into the staging directory. Provision runs only
+// after the user approved the manifest, and puts the server binary in place
+// in the spec's order: (a) the prebuilt artifact the crate's metadata names
+// for this host, verified against its pinned digest; (b) with Build and
+// cargo on PATH, `cargo install --locked` of the unpacked source; (c)
+// otherwise nothing, with a note naming the missing binary. Nothing is
+// downloaded beyond the crate, and nothing from it runs, before consent.
+func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc, extmgr.ProvisionFunc) {
+	var (
+		c   *cratesio.Client
+		rel cratesio.Release
+	)
+	fetch := func(ctx context.Context, dir string) (packaging.FetchResult, error) {
+		var err error
+		if c, err = a.registryClient(o.Registry); err != nil {
 			return packaging.FetchResult{}, err
 		}
-		rel, err := c.Resolve(ctx, src.Crate, src.Rev, "")
-		if err != nil {
+		if rel, err = c.Resolve(ctx, src.Crate, src.Rev, ""); err != nil {
 			return packaging.FetchResult{}, err
 		}
 		// Fetch wants a destination that does not exist yet; the store
@@ -83,14 +88,16 @@ func (a *app) fetchCrate(src packaging.Source, o crateInstall) func(ctx context.
 		if err != nil {
 			return packaging.FetchResult{}, err
 		}
-		fr := packaging.FetchResult{Version: rel.Version, CrateChecksum: rel.Checksum, Registry: rel.Registry}
-		digest, err := a.provision(ctx, c, rel, dir, o)
-		if err != nil {
-			return packaging.FetchResult{}, err
-		}
-		fr.ArtifactDigest = digest
-		return fr, nil
+		return packaging.FetchResult{Version: rel.Version, CrateChecksum: rel.Checksum, Registry: rel.Registry}, nil
 	}
+	provision := func(ctx context.Context, dir string, m *packaging.Manifest) (packaging.FetchResult, error) {
+		if c == nil {
+			return packaging.FetchResult{}, fmt.Errorf("installing %s: provisioning before the crate was fetched", src)
+		}
+		digest, err := a.provision(ctx, c, rel, dir, m, o)
+		return packaging.FetchResult{ArtifactDigest: digest}, err
+	}
+	return fetch, provision
 }
 
 // serverBinary returns the file name the manifest's capability server runs
@@ -142,11 +149,7 @@ func artifactMetadata(dir string, rel cratesio.Release, m *packaging.Manifest, b
 
 // provision puts the server binary into dir/bin in the spec's order and
 // returns the artifact digest for the lock ("" when none was installed).
-func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Release, dir string, o crateInstall) (string, error) {
-	m, err := packaging.Load(dir)
-	if err != nil {
-		return "", fmt.Errorf("crate %s %s from %s: %w", rel.Name, rel.Version, rel.Registry, err)
-	}
+func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Release, dir string, m *packaging.Manifest, o crateInstall) (string, error) {
 	bin := serverBinary(m)
 	if bin == "" {
 		return "", nil // no server, or one started by a path inside the package

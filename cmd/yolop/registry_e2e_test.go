@@ -407,3 +407,24 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TestProvisioningWaitsForConsent: a refused install never runs cargo (or
+// downloads an artifact): provisioning happens only after consent.
+func TestProvisioningWaitsForConsent(t *testing.T) {
+	cfg := isolate(t)
+	_, reg := manifestOnlyIndex(t)
+	marker := fakeCargo(t)
+	_, errOut, code := cli(t, "", "ext", "install", "echo", "--registry", reg, "--build")
+	if code == 0 {
+		t.Fatal("an install without consent succeeded")
+	}
+	mustContain(t, "refusal", errOut, "--yes")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("cargo ran before the user consented")
+	}
+	for _, p := range []string{"extensions.lock", "extensions/echo"} {
+		if _, err := os.Stat(filepath.Join(cfg, p)); err == nil {
+			t.Fatalf("a refused install wrote %s", p)
+		}
+	}
+}

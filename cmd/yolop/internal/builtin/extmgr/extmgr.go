@@ -30,6 +30,10 @@ import (
 // FetchFunc fills an empty staging directory with a package.
 type FetchFunc = func(ctx context.Context, dir string) (packaging.FetchResult, error)
 
+// ProvisionFunc completes a staged package after the user approved it
+// (e.g. a prebuilt server binary); see packaging.InstallOptions.Provision.
+type ProvisionFunc = func(ctx context.Context, dir string, m *packaging.Manifest) (packaging.FetchResult, error)
+
 // Options configure a [Manager]. Store and Settings are required.
 type Options struct {
 	Store    *packaging.Store
@@ -39,7 +43,7 @@ type Options struct {
 	// FetchCrate returns the fetcher for a crates.io or sparse-registry
 	// source (registry is "sparse+URL" or "" for crates.io; build allows
 	// `cargo install`). Nil refuses crate sources with a clear error.
-	FetchCrate func(src packaging.Source, registry string, build bool) FetchFunc
+	FetchCrate func(src packaging.Source, registry string, build bool) (FetchFunc, ProvisionFunc)
 	// Resolve, if set, computes what an enabled extension starts with: its
 	// validated non-secret config (initialize.config) and the extra server
 	// environment (injected secrets), plus warnings. Nil means the config
@@ -158,7 +162,7 @@ func (m *Manager) Install(ctx context.Context, req InstallRequest) (*Outcome, er
 
 func (m *Manager) install(ctx context.Context, src packaging.Source, req InstallRequest) (*Outcome, error) {
 	out := &Outcome{Source: src.String(), Kind: src.Kind}
-	fetch, err := m.fetcher(src, req.Registry, req.Build, out)
+	fetch, provision, err := m.fetcher(src, req.Registry, req.Build, out)
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +177,10 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 		}
 	}
 	res, err := m.o.Store.Install(ctx, packaging.InstallOptions{
-		Source: src,
-		Fetch:  fetch,
-		Name:   req.Name,
+		Source:    src,
+		Fetch:     fetch,
+		Provision: provision,
+		Name:      req.Name,
 		Approve: func(next, prev *packaging.Manifest, ch packaging.Change) error {
 			p := proposal(src, next, prev, ch)
 			switched := false
@@ -217,11 +222,12 @@ func proposal(src packaging.Source, next, prev *packaging.Manifest, ch packaging
 	return p
 }
 
-// fetcher returns the staging fetcher for src (nil for a path source).
-func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out *Outcome) (FetchFunc, error) {
+// fetcher returns the staging fetcher for src (nil for a path source) and,
+// for a crate, the provisioning step that runs after consent.
+func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out *Outcome) (FetchFunc, ProvisionFunc, error) {
 	switch src.Kind {
 	case packaging.SourcePath:
-		return nil, nil
+		return nil, nil, nil
 	case packaging.SourceGit:
 		opts := git.Options{AllowFile: m.o.AllowFileGit}
 		return func(ctx context.Context, dir string) (packaging.FetchResult, error) {
@@ -233,14 +239,15 @@ func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out
 				out.Warnings = append(out.Warnings, fmt.Sprintf("git submodule %s was not fetched (submodules never are)", s))
 			}
 			return packaging.FetchResult{Commit: r.Commit}, nil
-		}, nil
+		}, nil, nil
 	case packaging.SourceCrate:
 		if m.o.FetchCrate == nil {
-			return nil, fmt.Errorf("installing %s: crate sources are not available in this build; install from a path or a git URL", src)
+			return nil, nil, fmt.Errorf("installing %s: crate sources are not available in this build; install from a path or a git URL", src)
 		}
-		return m.o.FetchCrate(src, registry, build), nil
+		fetch, provision := m.o.FetchCrate(src, registry, build)
+		return fetch, provision, nil
 	}
-	return nil, fmt.Errorf("installing %s: unknown source kind %q", src, src.Kind)
+	return nil, nil, fmt.Errorf("installing %s: unknown source kind %q", src, src.Kind)
 }
 
 // Update re-resolves the recorded source of an installed extension. An
