@@ -90,3 +90,38 @@ func filepathBaseName(t *testing.T, dir string) string {
 	}
 	return m.Name
 }
+
+// Repair swaps a damaged store copy for the fetched package; without it an
+// identical fetch is a no-op that leaves the damage in place.
+func TestRepairReplacesADamagedCopy(t *testing.T) {
+	s := NewStore(t.TempDir())
+	src := version(t, "1.0.0", "echo")
+	opts := gitInstall(src)
+	res, err := s.Install(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := res.Entry.Name
+	stored := filepath.Join(s.ExtensionsDir(), name, "README.md")
+	if err := os.WriteFile(stored, []byte("tampered\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyInstalled(context.Background(), name); !errors.Is(err, ErrTampered) {
+		t.Fatalf("verify after tampering = %v", err)
+	}
+	again, err := s.Install(context.Background(), opts)
+	if err != nil || !again.Unchanged {
+		t.Fatalf("plain reinstall = %+v, %v; want a no-op", again, err)
+	}
+	if _, err := s.VerifyInstalled(context.Background(), name); !errors.Is(err, ErrTampered) {
+		t.Fatal("a plain reinstall repaired the copy; only Repair may")
+	}
+	opts.Repair = true
+	if _, err := s.Install(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyInstalled(context.Background(), name); err != nil {
+		t.Fatalf("after repair: %v", err)
+	}
+	assertNoLeftovers(t, s)
+}

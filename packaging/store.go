@@ -404,6 +404,10 @@ type InstallOptions struct {
 	// equals the approved one (same content hash and source), nothing is
 	// written: an identical update stays a silent no-op.
 	Provision func(ctx context.Context, dir string, m *Manifest) (FetchResult, error)
+	// Repair replaces the store copy even when the fetched package equals
+	// the approved one: the copy on disk was damaged (VerifyInstalled
+	// failed) and is swapped for the fresh fetch in one atomic commit.
+	Repair bool
 	// Name, if set, is the extension name the manifest must declare.
 	Name string
 	// Approve is asked for consent after the package is staged and read,
@@ -509,7 +513,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		p := *prev
 		res.Previous = &p
 		// With Provision the decision waits until the package is complete.
-		if o.Provision == nil && prev.ContentHash == listing.Hash() && prev.Source == o.Source.String() {
+		if !o.Repair && o.Provision == nil && prev.ContentHash == listing.Hash() && prev.Source == o.Source.String() {
 			res.Entry, res.Unchanged = p, true
 			return res, nil
 		}
@@ -534,7 +538,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 			return nil, fmt.Errorf("install %s: %w", o.Source, err)
 		}
 		// Provisioned content identical to the approved one: a no-op.
-		if p := res.Previous; p != nil && p.ContentHash == listing.Hash() && p.Source == o.Source.String() {
+		if p := res.Previous; !o.Repair && p != nil && p.ContentHash == listing.Hash() && p.Source == o.Source.String() {
 			res.Entry, res.Unchanged = *p, true
 			return res, nil
 		}

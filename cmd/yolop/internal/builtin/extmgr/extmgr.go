@@ -129,6 +129,8 @@ type InstallRequest struct {
 	// Consent approves a fresh install or a widening update. Nil declines
 	// both (a non-widening update needs no consent).
 	Consent Consent
+	// repair replaces a damaged store copy with the fetched package.
+	repair bool
 }
 
 // An Outcome reports a finished install or update.
@@ -180,6 +182,7 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 		Source:    src,
 		Fetch:     fetch,
 		Provision: provision,
+		Repair:    req.repair,
 		Name:      req.Name,
 		Approve: func(next, prev *packaging.Manifest, ch packaging.Change) error {
 			p := proposal(src, next, prev, ch)
@@ -301,11 +304,10 @@ func (m *Manager) reinstall(ctx context.Context, src packaging.Source, req Insta
 	if err := req.Consent(ctx, p); err != nil {
 		return nil, fmt.Errorf("update %s: %w", req.Name, err)
 	}
-	if err := m.o.Store.Remove(ctx, req.Name); err != nil {
-		return nil, err
-	}
-	// Accept exactly what was approved; anything else asks again.
+	// Accept exactly what was approved; anything else asks again. The
+	// damaged copy is replaced in one atomic commit, or left as it is.
 	inner := req
+	inner.repair = true
 	inner.Consent = func(ctx context.Context, p Proposal) error {
 		if packaging.Diff(approved, p.Next).Empty() {
 			return nil
@@ -314,7 +316,7 @@ func (m *Manager) reinstall(ctx context.Context, src packaging.Source, req Insta
 	}
 	out, err := m.install(ctx, src, inner)
 	if err != nil {
-		return nil, fmt.Errorf("update %s: the damaged copy was removed but re-installing failed; run `yolop ext install %s` again: %w", req.Name, src, err)
+		return nil, fmt.Errorf("update %s: re-installing failed and the damaged copy is still in place; run `yolop ext update %s` again: %w", req.Name, req.Name, err)
 	}
 	return out, nil
 }
