@@ -109,8 +109,10 @@ type Extension struct {
 	lastGood     string
 	hasLastGood  bool
 
-	traceQ    chan yep.TraceEventParams
-	traceDone chan struct{}
+	traceMu     sync.RWMutex // guards traceQ against a send after close
+	traceQ      chan yep.TraceEventParams
+	traceClosed bool
+	traceDone   chan struct{}
 }
 
 type process struct {
@@ -553,7 +555,10 @@ func (e *Extension) Close() {
 	}
 	e.Stop()
 	if e.traceQ != nil {
+		e.traceMu.Lock()
+		e.traceClosed = true
 		close(e.traceQ)
+		e.traceMu.Unlock()
 		<-e.traceDone
 	}
 }
@@ -890,14 +895,12 @@ func (e *Extension) Trace(ev yep.TraceEventParams) {
 	if c == nil || !c.trace {
 		return
 	}
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
+	ev.Data = e.scrubJSON(ev.Data)
+	e.traceMu.RLock()
+	defer e.traceMu.RUnlock()
+	if e.traceClosed {
 		return
 	}
-	ev.Data = e.scrubJSON(ev.Data)
-	defer func() { _ = recover() }() // the queue may close concurrently
 	select {
 	case e.traceQ <- ev:
 	default:
