@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // DefaultMaxManifestBytes is the size cap [Load] applies to a manifest and to
@@ -202,7 +207,14 @@ func (o LoadOptions) Load(dir string) (*Manifest, error) {
 	data, err := readCapped(root, pj, max)
 	switch {
 	case err == nil:
-		return parseManifest(data, root, pj, "", o)
+		m, err := parseManifest(data, root, pj, "", o)
+		if err != nil {
+			return nil, err
+		}
+		if err := mergeCargoArtifacts(m, root, max); err != nil {
+			return nil, err
+		}
+		return m, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fileError(pj, err)
 	}
@@ -320,4 +332,74 @@ func inside(root, p string) bool {
 		return false
 	}
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// mergeCargoArtifacts adds the prebuilt server binaries a crate pins in
+// [package.metadata.yolop.artifacts.<target>] of its Cargo.toml (where
+// `yolop ext pack` writes them, with URLs relative to the crate's download
+// URL) to a plugin.json manifest, so the consent summary lists them and an
+// update that changes a binary is a widening the user approves again. The
+// Cargo.toml entry wins for a target both name, as the installer's does.
+func mergeCargoArtifacts(m *Manifest, root string, max int64) error {
+	if m.Yolop == nil {
+		return nil
+	}
+	ct := filepath.Join(root, "Cargo.toml")
+	data, err := readCapped(root, ct, max)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fileError(ct, err)
+	}
+	var doc struct {
+		Package struct {
+			Metadata struct {
+				Yolop struct {
+					Artifacts map[string]struct {
+						URL    string `toml:"url"`
+						SHA256 string `toml:"sha256"`
+					} `toml:"artifacts"`
+				} `toml:"yolop"`
+			} `toml:"metadata"`
+		} `toml:"package"`
+	}
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return fileError(ct, err)
+	}
+	arts := doc.Package.Metadata.Yolop.Artifacts
+	var problems []string
+	for _, target := range slices.Sorted(maps.Keys(arts)) {
+		a := arts[target]
+		field := "package.metadata.yolop.artifacts." + target
+		switch {
+		case !artifactURLOK(a.URL):
+			problems = append(problems, fmt.Sprintf("%s.url: %q must be an https URL or a path relative to the crate's download URL", field, a.URL))
+		case !sha256Hex.MatchString(a.SHA256):
+			problems = append(problems, fmt.Sprintf("%s.sha256: want 64 lowercase hex digits", field))
+		default:
+			if m.Yolop.Artifacts == nil {
+				m.Yolop.Artifacts = map[string]Artifact{}
+			}
+			m.Yolop.Artifacts[target] = Artifact{URL: a.URL, SHA256: a.SHA256}
+		}
+	}
+	if len(problems) > 0 {
+		return &ManifestError{File: ct, Problems: problems, kinds: []error{ErrInvalidManifest}}
+	}
+	return nil
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// artifactURLOK accepts https URLs and scheme-less relative references.
+func artifactURLOK(u string) bool {
+	if u == "" || strings.ContainsAny(u, "\\\x00") {
+		return false
+	}
+	if strings.HasPrefix(u, "https://") {
+		return true
+	}
+	scheme, _, hasColon := strings.Cut(u, ":")
+	return !hasColon || strings.Contains(scheme, "/")
 }
