@@ -87,7 +87,7 @@ without a terminal and without --yes nothing is installed.`,
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve the contribution summary without asking (read it first)")
 	cmd.Flags().StringVar(&name, "name", "", "the extension `name` the manifest must declare")
-	cmd.Flags().StringVar(&registry, "registry", "", "sparse registry for crate sources (`sparse+URL`; default crates.io)")
+	cmd.Flags().StringVar(&registry, "registry", "", "sparse registry for crate sources (`sparse+URL`; default: [extensions] registry in settings.toml, else crates.io)")
 	cmd.Flags().BoolVar(&build, "build", false, "allow `cargo install` when a crate has no prebuilt binary for this platform")
 	return cmd
 }

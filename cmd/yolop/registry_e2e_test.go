@@ -428,3 +428,16 @@ func TestProvisioningWaitsForConsent(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRegistryFromSettings: without --registry, a crate source uses
+// `[extensions] registry` from settings.toml, and the lock records it.
+func TestDefaultRegistryFromSettings(t *testing.T) {
+	cfg := isolate(t)
+	_, reg := manifestOnlyIndex(t)
+	os.WriteFile(filepath.Join(cfg, "settings.toml"), []byte("[extensions]\nregistry = \""+reg+"\"\n"), 0o644)
+	out, _ := mustRun(t, "", "ext", "install", "echo", "--yes")
+	mustContain(t, "install output", out, "installed echo 0.1.0")
+	if e := readLock(t, cfg).Entry("echo"); e == nil || e.Registry != reg {
+		t.Fatalf("lock entry %+v, want registry %s", e, reg)
+	}
+}

@@ -182,6 +182,28 @@ func (f *File) Remove(ctx context.Context, name string) (removed bool, err error
 	return removed, err
 }
 
+// RegistryKey is the settings key naming the default sparse registry for
+// crate sources: `[extensions] registry = "sparse+https://…/"`.
+const RegistryKey = "extensions" + delim + "registry"
+
+// Registry returns the default sparse registry for crate sources, or ""
+// when settings.toml names none (crates.io).
+func (f *File) Registry(ctx context.Context) (string, error) {
+	var reg string
+	err := f.read(ctx, func(d *doc) error {
+		if !d.k.Exists(RegistryKey) {
+			return nil
+		}
+		v, ok := d.k.Get(RegistryKey).(string)
+		if !ok || v == "" {
+			return fmt.Errorf("%w %s: extensions.registry must be a string such as \"sparse+https://index.example/\"", ErrMalformed, f.path)
+		}
+		reg = v
+		return nil
+	})
+	return reg, err
+}
+
 // CapabilityConfig returns the config table of an extension's entry, or
 // nil when it has none.
 func (f *File) CapabilityConfig(ctx context.Context, name string) (map[string]any, error) {

@@ -282,3 +282,28 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestDefaultRegistry(t *testing.T) {
+	dir := t.TempDir()
+	f := New(dir)
+	ctx := context.Background()
+	if reg, err := f.Registry(ctx); err != nil || reg != "" {
+		t.Fatalf("no settings: %q, %v", reg, err)
+	}
+	path := filepath.Join(dir, "settings.toml")
+	os.WriteFile(path, []byte("[extensions]\nregistry = \"sparse+https://index.example/\"\n"), 0o644)
+	if reg, err := f.Registry(ctx); err != nil || reg != "sparse+https://index.example/" {
+		t.Fatalf("registry = %q, %v", reg, err)
+	}
+	// It survives a write of the capabilities list.
+	if _, err := f.Enable(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if reg, _ := f.Registry(ctx); reg != "sparse+https://index.example/" {
+		t.Fatalf("registry lost on write: %q", reg)
+	}
+	os.WriteFile(path, []byte("[extensions]\nregistry = 42\n"), 0o644)
+	if _, err := f.Registry(ctx); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "extensions.registry") {
+		t.Fatalf("malformed registry: %v", err)
+	}
+}

@@ -164,6 +164,14 @@ func (m *Manager) Install(ctx context.Context, req InstallRequest) (*Outcome, er
 
 func (m *Manager) install(ctx context.Context, src packaging.Source, req InstallRequest) (*Outcome, error) {
 	out := &Outcome{Source: src.String(), Kind: src.Kind}
+	if src.Kind == packaging.SourceCrate && req.Registry == "" {
+		// No --registry: the default from settings.toml, else crates.io.
+		reg, err := m.o.Settings.Registry(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req.Registry = reg
+	}
 	fetch, provision, err := m.fetcher(src, req.Registry, req.Build, out)
 	if err != nil {
 		return nil, err
