@@ -57,6 +57,9 @@ func TestYolopCLI(t *testing.T) {
 	build := exec.Command("go", "build", "-o", yolop, "./cmd/yolop")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the yolop CLI does not build in this tree (%v), so the CLI test cannot run:\n%s", err, out) // .ci/run installs it: in CI a skip would hide a broken install step
+		}
 		t.Skipf("the yolop CLI does not build in this tree (%v), so the CLI test cannot run:\n%s", err, out)
 	}
 	pkgSrc := filepath.Join(lsptest.ModuleDir(), "package")

@@ -32,9 +32,15 @@ func serviceWith(t *testing.T, fixture, cfg string) (*Service, string) {
 func TestPyright(t *testing.T) {
 	bin := filepath.Join(lsptest.ModuleDir(), "testdata", "node", "node_modules", ".bin", "pyright-langserver")
 	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("pyright is not installed in testdata/node (%v); run `npm ci --prefix extensions/lsp/testdata/node` to run this test", err) // .ci/run installs it: in CI a skip would hide a broken install step
+		}
 		t.Skipf("pyright is not installed in testdata/node (%v); run `npm ci --prefix extensions/lsp/testdata/node` to run this test", err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is not installed; pyright-langserver needs it") // .ci/run installs it: in CI a skip would hide a broken install step
+		}
 		t.Skip("node is not installed; pyright-langserver needs it")
 	}
 	cfgJSON, _ := json.Marshal(map[string]any{
@@ -126,9 +132,15 @@ func TestTypeScript(t *testing.T) {
 	nodeBin := filepath.Join(lsptest.ModuleDir(), "testdata", "node", "node_modules", ".bin")
 	bin := filepath.Join(nodeBin, "typescript-language-server")
 	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("typescript-language-server is not installed in testdata/node (%v); run `npm ci --prefix extensions/lsp/testdata/node` to run this test", err) // .ci/run installs it: in CI a skip would hide a broken install step
+		}
 		t.Skipf("typescript-language-server is not installed in testdata/node (%v); run `npm ci --prefix extensions/lsp/testdata/node` to run this test", err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is not installed; typescript-language-server needs it") // .ci/run installs it: in CI a skip would hide a broken install step
+		}
 		t.Skip("node is not installed; typescript-language-server needs it")
 	}
 	// The server finds TypeScript 6 next to it in testdata/node, as a
