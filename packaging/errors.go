@@ -50,3 +50,12 @@ var (
 	// (or wrapped by one) when the user declines.
 	ErrNotApproved = errors.New("install not approved")
 )
+
+// Approval errors found when a package is about to run.
+var (
+	// ErrManifestChanged means a path source's live manifest widens the
+	// manifest that was approved (a new tool, hook, MCP server, opt-in, a
+	// changed command, args, env or a grown prompt): the extension stays
+	// off until `yolop ext update <name>` approves the change.
+	ErrManifestChanged = errors.New("manifest changed — needs approval")
+)

@@ -634,6 +634,10 @@ type Installed struct {
 	// (malformed manifest, missing directory, changed files, not in the
 	// lock). Empty means healthy.
 	Warning string
+	// Err is the error behind Warning, for errors.Is (e.g.
+	// [ErrManifestChanged], [ErrTampered]); nil when healthy or when the
+	// directory is not in the lock.
+	Err error
 }
 
 // List returns every installed package, sorted by name. A malformed or
@@ -653,7 +657,7 @@ func (s *Store) List(ctx context.Context) ([]Installed, error) {
 			v, err := s.verify(&e)
 			in := Installed{Name: e.Name, Entry: &e, Dir: v.Dir, Manifest: v.Manifest, PathSource: v.Exempt}
 			if err != nil {
-				in.Warning = err.Error()
+				in.Warning, in.Err = err.Error(), err
 				in.Manifest = nil
 			}
 			out = append(out, in)
@@ -675,11 +679,19 @@ func (s *Store) List(ctx context.Context) ([]Installed, error) {
 type Verified struct {
 	Entry LockEntry
 	// Dir is the package directory to run from.
-	Dir      string
+	Dir string
+	// Manifest is the manifest to run under: the loaded store copy, or for
+	// a path source the approved manifest (read from the lock, with Dir
+	// and File pointing at the source) once the live one is known to widen
+	// nothing.
 	Manifest *Manifest
-	// Exempt marks a path source: not hash-checked (the author's live dev
-	// loop); callers should say so in list output.
+	// Exempt marks a path source: its files are not hash-checked (the
+	// author's live dev loop), only its manifest; callers should say so in
+	// list output.
 	Exempt bool
+	// Verifier re-checks the package before each spawn of its server (see
+	// [Verifier]); its hash cache is warm from this check.
+	Verifier *Verifier
 }
 
 // VerifyInstalled recomputes the content hash of an installed package and
@@ -707,17 +719,31 @@ func (s *Store) verify(e *LockEntry) (*Verified, error) {
 	v := &Verified{Entry: *e, Dir: filepath.Join(s.ExtensionsDir(), e.Name)}
 	if e.Kind == SourcePath {
 		v.Exempt, v.Dir = true, e.Source
-	} else {
-		if _, err := os.Stat(v.Dir); err != nil {
-			return v, fmt.Errorf("extension %s: package directory %s is missing; reinstall with `yolop ext update %s`", e.Name, v.Dir, e.Name)
-		}
-		d, err := DiffDir(v.Dir, e.Files)
+	} else if _, err := os.Stat(v.Dir); err != nil {
+		return v, fmt.Errorf("extension %s: package directory %s is missing; reinstall with `yolop ext update %s`", e.Name, v.Dir, e.Name)
+	}
+	ver, err := NewVerifier(e, v.Dir)
+	if err != nil {
+		return v, err
+	}
+	v.Verifier = ver
+	if v.Exempt {
+		// The live manifest may narrow what was approved, never widen it;
+		// the session runs under the approved manifest either way.
+		live, err := ver.checkManifest()
 		if err != nil {
-			return v, fmt.Errorf("extension %s: %w", e.Name, err)
+			return v, err
 		}
-		if !d.Empty() {
-			return v, fmt.Errorf("extension %s: %w (%s in %s); it will not run until you re-approve it with `yolop ext update %s`", e.Name, ErrTampered, d, v.Dir, e.Name)
+		m, err := e.ApprovedManifest()
+		if err != nil {
+			return v, err
 		}
+		m.Dir, m.File, m.Warnings = live.Dir, live.File, live.Warnings
+		v.Manifest = m
+		return v, nil
+	}
+	if err := ver.Check(); err != nil {
+		return v, err
 	}
 	m, err := Load(v.Dir)
 	if err != nil {

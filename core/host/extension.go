@@ -352,7 +352,14 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	spec := e.grant.Server
 	spec.Env = maps.Clone(spec.Env)
 	config := e.grant.Config
+	verify := e.grant.Verify
 	e.mu.Unlock()
+	if verify != nil {
+		if err := verify(); err != nil {
+			e.log.Warn("not starting the server: it no longer matches its approval", "error", err)
+			return nil, fmt.Errorf("extension %q not started: %w", e.grant.Name, err)
+		}
+	}
 	inst, err := e.opts.Transport.Start(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("starting extension %q: %w", e.grant.Name, err)

@@ -33,6 +33,13 @@ type Grant struct {
 	// Config is the validated, non-secret capability config sent in
 	// initialize and config/changed.
 	Config json.RawMessage
+	// Verify, if set, runs immediately before every spawn of the server:
+	// the first start, a reload and every crash respawn. It re-checks the
+	// approval (the installed files against their pinned digests, a path
+	// source's live manifest against the approved one). An error keeps the
+	// server from starting; the extension is degraded with the error as
+	// its reason until a reload passes the check.
+	Verify func() error
 }
 
 // A ToolGrant is one approved tool definition. Definitions live in the

@@ -368,6 +368,7 @@ func (m *Manager) EnableWith(ctx context.Context, name string, ask host.AskSink)
 	if err != nil {
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
+	g.Verify = v.Verifier.Check
 	if _, err := m.o.Settings.Enable(ctx, name); err != nil {
 		return host.Grant{}, err
 	}
@@ -440,6 +441,7 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
 		}
+		g.Verify = v.Verifier.Check // again before every spawn
 		for _, w := range append(slices.Clone(v.Manifest.Warnings), gw...) {
 			warns = append(warns, fmt.Sprintf("extension %s: %s", e.Name, w))
 		}
@@ -489,7 +491,9 @@ type Info struct {
 	PathSource bool `json:"path_source"`
 	Installed  bool `json:"installed"`
 	Enabled    bool `json:"enabled"`
-	// Health is "ok" or "warning" (see Warnings).
+	// Health is "ok", "warning" (see Warnings), or "manifest changed —
+	// needs approval" for a path source whose live manifest widens the
+	// approved one.
 	Health   string   `json:"health"`
 	Warnings []string `json:"warnings,omitempty"`
 	Tools    []string `json:"tools"`
@@ -534,6 +538,9 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 		}
 		if in.Warning != "" {
 			info.Health = "warning"
+			if errors.Is(in.Err, packaging.ErrManifestChanged) {
+				info.Health = packaging.ErrManifestChanged.Error()
+			}
 			info.Warnings = append(info.Warnings, in.Warning)
 		}
 		if serr != nil {
