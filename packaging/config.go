@@ -65,7 +65,13 @@ func (m *Manifest) ValidateConfig(cfg any) error {
 	}
 	if err := sch.Validate(inst); err != nil {
 		if ve, ok := err.(*jsonschema.ValidationError); ok {
-			msg := strings.Join(schemaProblems(ve, inst, ""), "; ")
+			secret := map[string]bool{}
+			if fields, err := configFields(m.Yolop.ConfigSchema); err == nil {
+				for _, f := range fields {
+					secret[f.Name] = f.Secret
+				}
+			}
+			msg := strings.Join(schemaProblemsRedacting(ve, inst, "", secret), "; ")
 			return fmt.Errorf("extension %s: invalid config: %s", m.Name, msg)
 		}
 		return fmt.Errorf("extension %s: invalid config: %w", m.Name, err)

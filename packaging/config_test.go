@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,4 +73,59 @@ func TestConfigFieldsFromCargoAndRef(t *testing.T) {
 	if err != nil || len(fs) != 2 || fs[0].Name != "servers" || fs[1].Default != float64(10000) {
 		t.Errorf("lsp fields = %+v, %v", fs, err)
 	}
+}
+
+// A secret that breaks its schema is reported by field and rule only: the
+// validator's own messages would give its length ("got 5"), quote it
+// (enum, const, pattern) or its type.
+func TestSecretSchemaErrorsNeverDescribeTheValue(t *testing.T) {
+	m, err := Load(pkg(t, map[string]any{"plugin.json": manifest(nil)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Yolop.ConfigSchema = []byte(`{
+		"type": "object",
+		"properties": {
+			"token": {"type": "string", "secret": true, "minLength": 8, "maxLength": 9, "pattern": "^tok-", "not": {"const": "hunter2!"}},
+			"pin": {"type": "integer", "secret": true, "enum": [1234]},
+			"name": {"type": "string", "minLength": 8}
+		}
+	}`)
+	for _, secret := range []map[string]any{
+		{"token": "s3cr3"},          // too short: "got 5"
+		{"token": "s3cr3t-value-x"}, // too long and no pattern match: quotes it
+		{"token": "hunter2!"},       // const: quotes it
+		{"pin": int64(4321)},        // enum: quotes it
+		{"pin": "4321"},             // type: "got string"
+	} {
+		err := m.ValidateConfig(secret)
+		if err == nil {
+			t.Fatalf("%v: invalid secret accepted", secret)
+		}
+		for _, v := range secret {
+			val := strings.Trim(strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(fmtAny(v), "\"", ""), "'", "")), " ")
+			for _, leak := range []string{val, "got 5", "got 14", "got string", "length"} {
+				if strings.Contains(err.Error(), leak) {
+					t.Errorf("%v: error %q describes the secret (%q)", secret, err, leak)
+				}
+			}
+		}
+		if !strings.Contains(err.Error(), "never shown") {
+			t.Errorf("%v: error %q does not say the value is withheld", secret, err)
+		}
+	}
+	// A plain field keeps the validator's full message.
+	if err := m.ValidateConfig(map[string]any{"name": "short"}); err == nil || !strings.Contains(err.Error(), "name") || !strings.Contains(err.Error(), "5") {
+		t.Errorf("plain field error = %v", err)
+	}
+}
+
+func fmtAny(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return ""
 }

@@ -128,12 +128,30 @@ func (e *ManifestError) Unwrap() []error { return append([]error{ErrInvalidManif
 // schemaProblems renders the leaf validation errors as
 // "field.path[2].name: what was expected" lines.
 func schemaProblems(ve *jsonschema.ValidationError, inst any, prefix string) []string {
+	return schemaProblemsRedacting(ve, inst, prefix, nil)
+}
+
+// schemaProblemsRedacting is [schemaProblems] that never describes the
+// value of a top-level field named in secret: a message such as
+// "minLength: got 5, want 8" would tell the length of a secret, and enum,
+// const and pattern messages quote it. Such a field gets the failed rule's
+// keyword only.
+func schemaProblemsRedacting(ve *jsonschema.ValidationError, inst any, prefix string, secret map[string]bool) []string {
 	p := message.NewPrinter(language.English)
 	var out []string
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, fieldPath(e.InstanceLocation, inst, prefix)+": "+e.ErrorKind.LocalizedString(p))
+			where := fieldPath(e.InstanceLocation, inst, prefix)
+			if len(e.InstanceLocation) > 0 && secret[e.InstanceLocation[0]] {
+				rule := strings.Join(e.ErrorKind.KeywordPath(), "/")
+				if rule == "" {
+					rule = "schema"
+				}
+				out = append(out, where+": the secret value does not satisfy the "+rule+" rule (the value is never shown)")
+				return
+			}
+			out = append(out, where+": "+e.ErrorKind.LocalizedString(p))
 			return
 		}
 		for _, c := range e.Causes {
