@@ -321,12 +321,23 @@ func (c *Client) Resolve(ctx context.Context, name, req, locked string) (Release
 	if err != nil {
 		return Release{}, err
 	}
+	indexURL := c.base.String() + IndexPath(name)
 	if len(f.Entries) == 0 {
-		return Release{}, fmt.Errorf("%w: no crate named %q in registry %s%s", ErrNotFound, name, c.Registry(), c.suggest(ctx, name, f.CaseVariants))
+		summary := describeRefusals(f.Lines, f.Refused)
+		if !slices.ContainsFunc(f.Refused, func(r RefusedLine) bool { return r.Reason != RefusedName }) {
+			// Nothing at all, or other spellings only: not found, with a
+			// suggestion.
+			if summary != "" {
+				summary = "; " + summary
+			}
+			return Release{}, fmt.Errorf("%w: no crate named %q in registry %s%s%s", ErrNotFound, name, c.Registry(), summary, c.suggest(ctx, name, f.CaseVariants))
+		}
+		msg := fmt.Sprintf("%s; %s", summary, refusalHint(f.Refused, indexURL))
+		return Release{}, fmt.Errorf("%w: crate %s in registry %s has no usable version: %s%s", ErrNoMatch, name, c.Registry(), msg, c.suggest(ctx, name, f.CaseVariants))
 	}
 	e, err := f.Select(r, locked)
 	if err != nil {
-		return Release{}, fmt.Errorf("crate %s in registry %s: %w%s", name, c.Registry(), err, noMatchDetail(f, r, locked))
+		return Release{}, fmt.Errorf("crate %s in registry %s: %w%s", name, c.Registry(), err, noMatchDetail(f, r, locked, indexURL))
 	}
 	return Release{
 		Name:        e.Name,
@@ -339,23 +350,26 @@ func (c *Client) Resolve(ctx context.Context, name, req, locked string) (Release
 	}, nil
 }
 
-func noMatchDetail(f *IndexFile, r Requirement, locked string) string {
-	if locked != "" {
-		return ""
+func noMatchDetail(f *IndexFile, r Requirement, locked, indexURL string) string {
+	refused := f.Refusals(r)
+	var b strings.Builder
+	if locked == "" {
+		fmt.Fprintf(&b, " for requirement %q", r.String())
 	}
-	var avail, yanked []string
-	for _, e := range f.Entries {
-		if r.Matches(e.Version()) && e.Yanked {
-			yanked = append(yanked, e.Vers)
+	if len(refused) > 0 {
+		b.WriteString("; " + describeRefusals(f.Lines, refused))
+	}
+	if locked != "" {
+		if h := refusalHint(refused, indexURL); h != "" {
+			b.WriteString("; " + h)
 		}
+		return b.String()
+	}
+	var avail []string
+	for _, e := range f.Entries {
 		if !e.Yanked {
 			avail = append(avail, e.Vers)
 		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, " for requirement %q", r.String())
-	if len(yanked) > 0 {
-		fmt.Fprintf(&b, "; matching versions are yanked (%s)", strings.Join(yanked, ", "))
 	}
 	if len(avail) > 0 {
 		slices.SortFunc(avail, func(a, b string) int {
@@ -365,11 +379,11 @@ func noMatchDetail(f *IndexFile, r Requirement, locked string) string {
 			avail = avail[len(avail)-8:]
 		}
 		fmt.Fprintf(&b, "; available: %s", strings.Join(avail, ", "))
-	} else {
+	} else if len(refused) == 0 {
 		b.WriteString("; every published version is yanked")
 	}
-	if len(f.Skipped) > 0 {
-		fmt.Fprintf(&b, "; %d index line(s) could not be used (%s)", len(f.Skipped), truncate(f.Skipped[0], 120))
+	if h := refusalHint(refused, indexURL); h != "" {
+		b.WriteString("; " + h)
 	}
 	return b.String()
 }
