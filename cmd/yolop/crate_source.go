@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
+	"yolop.dev/cmd/yolop/internal/settings"
 	"yolop.dev/packaging"
 	"yolop.dev/registry/cratesio"
 )
@@ -35,8 +37,9 @@ func registryCacheDir() (string, error) {
 }
 
 // registryClient returns a sparse-index client for registry ("" means
-// crates.io) that caches under the config directory.
-func (a *app) registryClient(registry string) (*cratesio.Client, error) {
+// crates.io) that caches under the config directory and applies the
+// [registry] transfer limits from settings.toml.
+func (a *app) registryClient(ctx context.Context, registry string) (*cratesio.Client, error) {
 	if registry != "" {
 		if _, err := cratesio.ParseRegistry(registry); err != nil {
 			return nil, fmt.Errorf("--registry %q: %w; give it as sparse+https://host/path/ (or sparse+http://127.0.0.1:PORT/ for a local index)", registry, err)
@@ -46,12 +49,48 @@ func (a *app) registryClient(registry string) (*cratesio.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cratesio.NewClient(cratesio.Options{
+	dir, err := packaging.ConfigDir()
+	if err != nil {
+		return nil, err
+	}
+	st := settings.New(dir)
+	limits, err := st.DownloadLimits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts := cratesio.Options{
 		Registry:  registry,
 		CacheDir:  cache,
 		Logger:    a.log.Named("registry"),
 		UserAgent: "yolop/" + version,
-	}), nil
+		LimitNames: cratesio.LimitNames{
+			LowSpeedLimit:   "[registry] low_speed_limit",
+			LowSpeedTime:    "[registry] low_speed_time",
+			DownloadTimeout: "[registry] download_timeout",
+			Where:           st.Path(),
+		},
+	}
+	// In settings 0 turns a limit off; in cratesio.Options zero means the
+	// default and a negative value turns it off.
+	if l := limits.LowSpeedLimit; l != nil {
+		opts.LowSpeedLimit = offIfZero(*l)
+	}
+	if d := limits.LowSpeedTime; d != nil {
+		opts.LowSpeedTime = time.Duration(offIfZero(int64(*d)))
+	}
+	if d := limits.DownloadTimeout; d != nil {
+		opts.DownloadTimeout = time.Duration(offIfZero(int64(*d)))
+	}
+	return cratesio.NewClient(opts), nil
+}
+
+// offIfZero maps a settings value, where 0 means off, to a cratesio
+// option, where negative means off and 0 the default.
+func offIfZero(v int64) int64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // fetchCrate returns the packaging Fetch and Provision funcs for a crate
@@ -71,7 +110,7 @@ func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc
 	)
 	fetch := func(ctx context.Context, dir string) (packaging.FetchResult, error) {
 		var err error
-		if c, err = a.registryClient(o.Registry); err != nil {
+		if c, err = a.registryClient(ctx, o.Registry); err != nil {
 			return packaging.FetchResult{}, err
 		}
 		if rel, err = c.Resolve(ctx, src.Crate, src.Rev, ""); err != nil {

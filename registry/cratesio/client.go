@@ -62,6 +62,23 @@ type Options struct {
 	// (response headers or body bytes) before it is abandoned as stalled.
 	// Zero means 30s.
 	RequestTimeout time.Duration
+	// LowSpeedLimit and LowSpeedTime abort a transfer whose body arrives
+	// slower than LowSpeedLimit bytes per second over LowSpeedTime, like
+	// cargo's http.low-speed-limit (curl's CURLOPT_LOW_SPEED_LIMIT/TIME):
+	// from the response headers on, every LowSpeedTime window must bring at
+	// least LowSpeedLimit × LowSpeedTime bytes. The abort is a retryable
+	// failure wrapping [ErrTooSlow]. Zero means cargo's defaults, 10
+	// bytes/s over 30s; a negative value of either turns the check off.
+	LowSpeedLimit int64
+	LowSpeedTime  time.Duration
+	// DownloadTimeout bounds one request (an index file, config.json, a
+	// .crate or an artifact) from its first attempt to its last, retry
+	// delays included; past it the request fails wrapping [ErrTimeout].
+	// Zero means 10 minutes; negative means no bound.
+	DownloadTimeout time.Duration
+	// LimitNames says how errors name the three limits above, so the user
+	// is told what to change. Empty fields name the Options fields.
+	LimitNames LimitNames
 	// MaxIndexBytes caps an index file or config.json body. Zero means 10 MiB.
 	MaxIndexBytes int64
 	// MaxDownloadBytes caps a .crate or artifact download. Zero means 1 GiB.
@@ -70,6 +87,40 @@ type Options struct {
 	// (Fetch sets it to "<name>-<version>/").
 	Unpack UnpackOptions
 }
+
+// LimitNames names the settings behind [Options.LowSpeedLimit],
+// [Options.LowSpeedTime] and [Options.DownloadTimeout] in errors, e.g.
+// "[registry] low_speed_limit", with Where the file that holds them.
+type LimitNames struct {
+	LowSpeedLimit   string
+	LowSpeedTime    string
+	DownloadTimeout string
+	// Where, if set, is appended to the advice: " in <Where>".
+	Where string
+}
+
+func (n LimitNames) orDefaults() LimitNames {
+	if n.LowSpeedLimit == "" {
+		n.LowSpeedLimit = "Options.LowSpeedLimit"
+	}
+	if n.LowSpeedTime == "" {
+		n.LowSpeedTime = "Options.LowSpeedTime"
+	}
+	if n.DownloadTimeout == "" {
+		n.DownloadTimeout = "Options.DownloadTimeout"
+	}
+	if n.Where != "" {
+		n.Where = " in " + n.Where
+	}
+	return n
+}
+
+// Defaults of the transfer limits (cargo's for the low-speed check).
+const (
+	DefaultLowSpeedLimit   = 10               // bytes per second
+	DefaultLowSpeedTime    = 30 * time.Second // the averaging window
+	DefaultDownloadTimeout = 10 * time.Minute // one request, all attempts
+)
 
 // A Client reads one sparse registry. It is safe for concurrent use.
 type Client struct {
@@ -123,6 +174,32 @@ func (c *Client) requestTimeout() time.Duration {
 		return c.opts.RequestTimeout
 	}
 	return 30 * time.Second
+}
+
+// lowSpeed returns the low-speed limit and window; ok is false when the
+// check is off.
+func (c *Client) lowSpeed() (limit int64, window time.Duration, ok bool) {
+	limit, window = c.opts.LowSpeedLimit, c.opts.LowSpeedTime
+	if limit < 0 || window < 0 {
+		return 0, 0, false
+	}
+	if limit == 0 {
+		limit = DefaultLowSpeedLimit
+	}
+	if window == 0 {
+		window = DefaultLowSpeedTime
+	}
+	return limit, window, true
+}
+
+func (c *Client) downloadTimeout() time.Duration {
+	switch {
+	case c.opts.DownloadTimeout < 0:
+		return 0
+	case c.opts.DownloadTimeout == 0:
+		return DefaultDownloadTimeout
+	}
+	return c.opts.DownloadTimeout
 }
 
 func (c *Client) maxIndex() int64 {
