@@ -365,9 +365,12 @@ func (s *Store) rollback(cause error) error {
 // FetchResult is what a fetcher learned while filling the staging
 // directory; it is recorded in the lock entry.
 type FetchResult struct {
-	Commit         string // resolved git commit
-	Version        string // resolved crate version (default: manifest version)
-	CrateChecksum  string
+	Commit        string // resolved git commit
+	Version       string // resolved crate version (default: manifest version)
+	CrateChecksum string
+	// Registry is the sparse registry a crate came from ("sparse+URL/"). It
+	// labels the source in the lock and in errors, so a fetcher sets it
+	// even when it fails once it knows the registry.
 	Registry       string
 	ArtifactDigest string
 }
@@ -476,6 +479,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		}()
 		s.step("staging")
 		fr, err = o.Fetch(ctx, staged)
+		o.Source = o.Source.withRegistry(fr.Registry)
 		if err != nil {
 			return nil, fmt.Errorf("fetching %s: %w", o.Source, err)
 		}
@@ -513,7 +517,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		p := *prev
 		res.Previous = &p
 		// With Provision the decision waits until the package is complete.
-		if !o.Repair && o.Provision == nil && prev.ContentHash == listing.Hash() && prev.Source == o.Source.String() {
+		if !o.Repair && o.Provision == nil && prev.ContentHash == listing.Hash() && prev.SameSource(o.Source) {
 			res.Entry, res.Unchanged = p, true
 			return res, nil
 		}
@@ -538,7 +542,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 			return nil, fmt.Errorf("install %s: %w", o.Source, err)
 		}
 		// Provisioned content identical to the approved one: a no-op.
-		if p := res.Previous; !o.Repair && p != nil && p.ContentHash == listing.Hash() && p.Source == o.Source.String() {
+		if p := res.Previous; !o.Repair && p != nil && p.ContentHash == listing.Hash() && p.SameSource(o.Source) {
 			res.Entry, res.Unchanged = *p, true
 			return res, nil
 		}

@@ -109,23 +109,37 @@ func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc
 		rel cratesio.Release
 	)
 	fetch := func(ctx context.Context, dir string) (packaging.FetchResult, error) {
+		registry := o.Registry
+		if src.Registry != "" {
+			// The source names its registry (sparse+URL#crate, as the
+			// lock records it): that wins over --registry and settings.
+			if o.Registry != "" && o.Registry != src.Registry {
+				if r, err := cratesio.ParseRegistry(o.Registry); err != nil || "sparse+"+r.String() != src.Registry {
+					fmt.Fprintf(a.stderr, "note: %s names its registry; using %s, not %s\n", src, src.Registry, o.Registry)
+				}
+			}
+			registry = src.Registry
+		}
 		var err error
-		if c, err = a.registryClient(ctx, o.Registry); err != nil {
+		if c, err = a.registryClient(ctx, registry); err != nil {
 			return packaging.FetchResult{}, err
 		}
+		// Every result, failures included, names the registry, so the
+		// store labels the source (and its error) with it.
+		failed := packaging.FetchResult{Registry: c.Registry()}
 		if rel, err = c.Resolve(ctx, src.Crate, src.Rev, ""); err != nil {
-			return packaging.FetchResult{}, err
+			return failed, err
 		}
 		// Fetch wants a destination that does not exist yet; the store
 		// made dir empty for us under its lock, so hand over its name.
 		if err := os.Remove(dir); err != nil {
-			return packaging.FetchResult{}, fmt.Errorf("crate %s %s: preparing the staging directory %s: %w", rel.Name, rel.Version, dir, err)
+			return failed, fmt.Errorf("crate %s %s: preparing the staging directory %s: %w", rel.Name, rel.Version, dir, err)
 		}
 		bar := a.progress(fmt.Sprintf("%s %s", rel.Name, rel.Version))
 		err = c.Fetch(ctx, rel, dir, bar.update)
 		bar.finish()
 		if err != nil {
-			return packaging.FetchResult{}, err
+			return failed, err
 		}
 		return packaging.FetchResult{Version: rel.Version, CrateChecksum: rel.Checksum, Registry: rel.Registry}, nil
 	}
