@@ -38,8 +38,11 @@ func registryCacheDir() (string, error) {
 
 // registryClient returns a sparse-index client for registry ("" means
 // crates.io) that caches under the config directory and applies the
-// [registry] transfer limits from settings.toml.
-func (a *app) registryClient(ctx context.Context, registry string) (*cratesio.Client, error) {
+// [registry] transfer limits from settings.toml. With fresh (the config
+// directory did not exist before this command) it neither caches nor reads
+// settings: a first install that fails must leave no config directory
+// behind, and there are no settings to read.
+func (a *app) registryClient(ctx context.Context, registry string, fresh bool) (*cratesio.Client, error) {
 	if registry != "" {
 		if _, err := cratesio.ParseRegistry(registry); err != nil {
 			return nil, fmt.Errorf("--registry %q: %w; give it as sparse+https://host/path/ (or sparse+http://127.0.0.1:PORT/ for a local index)", registry, err)
@@ -54,8 +57,10 @@ func (a *app) registryClient(ctx context.Context, registry string) (*cratesio.Cl
 		return nil, err
 	}
 	st := settings.New(dir)
-	limits, err := st.DownloadLimits(ctx)
-	if err != nil {
+	var limits settings.DownloadLimits
+	if fresh {
+		cache = ""
+	} else if limits, err = st.DownloadLimits(ctx); err != nil {
 		return nil, err
 	}
 	opts := cratesio.Options{
@@ -108,6 +113,13 @@ func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc
 		c   *cratesio.Client
 		rel cratesio.Release
 	)
+	// Whether the config directory exists is decided now, before the
+	// store creates it to take its lock.
+	fresh := false
+	if dir, err := packaging.ConfigDir(); err == nil {
+		_, err := os.Stat(dir)
+		fresh = errors.Is(err, fs.ErrNotExist)
+	}
 	fetch := func(ctx context.Context, dir string) (packaging.FetchResult, error) {
 		registry := o.Registry
 		if src.Registry != "" {
@@ -121,7 +133,7 @@ func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc
 			registry = src.Registry
 		}
 		var err error
-		if c, err = a.registryClient(ctx, registry); err != nil {
+		if c, err = a.registryClient(ctx, registry, fresh); err != nil {
 			return packaging.FetchResult{}, err
 		}
 		// Every result, failures included, names the registry, so the
