@@ -73,6 +73,7 @@ func (a *app) registryClient(ctx context.Context, registry string, fresh bool) (
 			LowSpeedTime:    "[registry] low_speed_time",
 			DownloadTimeout: "[registry] download_timeout",
 			Where:           st.Path(),
+			Off:             "0",
 		},
 	}
 	// In settings 0 turns a limit off; in cratesio.Options zero means the

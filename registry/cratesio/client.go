@@ -97,6 +97,9 @@ type LimitNames struct {
 	DownloadTimeout string
 	// Where, if set, is appended to the advice: " in <Where>".
 	Where string
+	// Off says which value turns a limit off, e.g. "0"; empty means "a
+	// negative value", as in Options.
+	Off string
 }
 
 func (n LimitNames) orDefaults() LimitNames {
@@ -111,6 +114,9 @@ func (n LimitNames) orDefaults() LimitNames {
 	}
 	if n.Where != "" {
 		n.Where = " in " + n.Where
+	}
+	if n.Off == "" {
+		n.Off = "a negative value"
 	}
 	return n
 }

@@ -200,8 +200,8 @@ func (c *Client) slowError(url string, r *slowReading) error {
 	limit, window, _ := c.lowSpeed()
 	n := c.opts.LimitNames.orDefaults()
 	return &limitError{sentinel: ErrTooSlow, msg: fmt.Sprintf(
-		"download of %s averaged %s over %s, below %s = %d B/s; lower it (0 turns the check off) or raise %s (now %s)%s, or check the network",
-		url, formatRate(r.bytes, r.elapsed), formatDuration(r.elapsed), n.LowSpeedLimit, limit, n.LowSpeedTime, formatDuration(window), n.Where)}
+		"download of %s averaged %s over %s, below %s = %d B/s; lower it (%s turns the check off) or raise %s (now %s)%s, or check the network",
+		url, formatRate(r.bytes, r.elapsed), formatDuration(r.elapsed), n.LowSpeedLimit, limit, n.Off, n.LowSpeedTime, formatDuration(window), n.Where)}
 }
 
 // errDeadline is the cancel cause of a request that ran past the
