@@ -75,7 +75,7 @@ func FuzzParseLock(f *testing.F) {
 }
 
 func FuzzParseSource(f *testing.F) {
-	for _, s := range []string{".", "https://h/o/r@v1", "git@h:o/r@x", "crates.io:a@1", "lsp", "-x", "ext::sh", "file:///x"} {
+	for _, s := range []string{".", "https://h/o/r@v1", "git@h:o/r@x", "crates.io:a@1", "lsp", "-x", "ext::sh", "file:///x", "sparse+http://127.0.0.1:1/#a@1", "sparse+https://h/p#a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -89,6 +89,9 @@ func FuzzParseSource(f *testing.F) {
 		again, err := ParseSource(src.String())
 		if err != nil || again.Kind != src.Kind {
 			t.Fatalf("%q → %q does not re-parse: %v", s, src.String(), err)
+		}
+		if src.Kind == SourceCrate && (again.String() != src.String() || again.Registry != src.Registry) {
+			t.Fatalf("crate source %q → %q → %q (registry %q, then %q)", s, src.String(), again.String(), src.Registry, again.Registry)
 		}
 	})
 }

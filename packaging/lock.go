@@ -32,7 +32,10 @@ type Lockfile struct {
 // A LockEntry pins one installed extension.
 type LockEntry struct {
 	Name string `json:"name"`
-	// Source is the install source in ParseSource form.
+	// Source is the install source in ParseSource form. A crate from a
+	// registry other than crates.io reads "sparse+<URL>#<crate>[@req]";
+	// older locks say "crates.io:<crate>" for every registry and rely on
+	// Registry (see [LockEntry.SameSource]).
 	Source string     `json:"source"`
 	Kind   SourceKind `json:"kind"`
 	// Commit is the resolved 40- (or 64-) hex commit of a git source.

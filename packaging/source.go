@@ -37,7 +37,16 @@ type Source struct {
 	Rev string
 	// Crate is the crate name of a SourceCrate.
 	Crate string
+	// Registry is the sparse registry of a SourceCrate in canonical
+	// "sparse+URL/" form: named by the source itself
+	// ("sparse+URL#crate"), or learnt when the crate was fetched. Empty
+	// means not known yet (--registry, settings.toml or crates.io decide).
+	Registry string
 }
+
+// CratesIORegistry is crates.io's sparse index, the registry a source
+// labelled "crates.io:" comes from.
+const CratesIORegistry = "sparse+https://index.crates.io/"
 
 // String renders the source in the form ParseSource accepts, as recorded in
 // extensions.lock.
@@ -51,12 +60,65 @@ func (s Source) String() string {
 		}
 		return s.URL
 	case SourceCrate:
+		spec := s.Crate
 		if s.Rev != "" {
-			return "crates.io:" + s.Crate + "@" + s.Rev
+			spec += "@" + s.Rev
 		}
-		return "crates.io:" + s.Crate
+		if reg := canonicalRegistry(s.Registry); reg != "" && reg != CratesIORegistry {
+			return reg + "#" + spec
+		}
+		return "crates.io:" + spec
 	}
 	return s.Raw
+}
+
+// withRegistry returns s labelled with the registry a crate was fetched
+// from; other sources, an empty reg and a source that names its registry
+// are returned as they are.
+func (s Source) withRegistry(reg string) Source {
+	if s.Kind == SourceCrate && s.Registry == "" {
+		s.Registry = canonicalRegistry(reg)
+	}
+	return s
+}
+
+// SameSource reports whether src is the source e was installed from. A
+// crate entry written before sources named their registry (source
+// "crates.io:<crate>" with the registry recorded beside it) matches the
+// same crate and requirement from that registry.
+func (e *LockEntry) SameSource(src Source) bool {
+	if e.Source == src.String() {
+		return true
+	}
+	if e.Kind != SourceCrate || src.Kind != SourceCrate || e.Registry == "" {
+		return false
+	}
+	old, err := ParseSource(e.Source)
+	if err != nil || old.Kind != SourceCrate || old.Registry != "" {
+		return false
+	}
+	return old.Crate == src.Crate && old.Rev == src.Rev && canonicalRegistry(e.Registry) == canonicalRegistry(src.Registry)
+}
+
+// canonicalRegistry returns a sparse registry URL as "sparse+" plus the
+// index URL with a trailing slash, or "" when reg is empty or not a
+// sparse+http(s) URL with a host.
+func canonicalRegistry(reg string) string {
+	rest, ok := strings.CutPrefix(reg, "sparse+")
+	if !ok {
+		return ""
+	}
+	u, err := url.Parse(rest)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return ""
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+		if u.RawPath != "" {
+			u.RawPath += "/"
+		}
+	}
+	return "sparse+" + u.String()
 }
 
 // ExtensionName is the extension name the source implies when it can be
@@ -81,6 +143,7 @@ type SourceOptions struct {
 //	<path>                  ".", "/...", "~/..." or an existing directory
 //	<git-url>[@rev]         https://..., ssh://..., git@host:path
 //	crates.io:<crate>[@ver]
+//	sparse+<url>#<crate>[@ver]  a crate in another sparse registry
 //	<name>                  shorthand for crates.io:yolop-extension-<name>
 //
 // URLs starting with '-', ext:: transports, plain http and (unless allowed)
@@ -108,8 +171,26 @@ func (o SourceOptions) Parse(s string) (Source, error) {
 		return bad("contains control characters")
 	case strings.HasPrefix(s, "-"):
 		return bad("starts with '-' (refused: it could be read as an option)")
-	case strings.HasPrefix(strings.ToLower(s), "ext::") || strings.Contains(s, "::"):
+	case !strings.HasPrefix(s, "sparse+") && (strings.HasPrefix(strings.ToLower(s), "ext::") || strings.Contains(s, "::")):
 		return bad("git transport helpers (ext::, fd::, ...) are refused")
+	}
+	if strings.HasPrefix(s, "sparse+") {
+		reg, spec, ok := strings.Cut(s, "#")
+		if !ok || strings.Contains(spec, "#") {
+			return bad("give a crate in a sparse registry as sparse+https://host/path/#<crate>[@version]")
+		}
+		creg := canonicalRegistry(reg)
+		if creg == "" {
+			return bad("%q is not a sparse registry URL (sparse+https://host/path/, or sparse+http:// for a local one)", reg)
+		}
+		name, ver, _ := strings.Cut(spec, "@")
+		if !crateRE.MatchString(name) {
+			return bad("%q is not a crate name", name)
+		}
+		if ver != "" && !versionRE.MatchString(ver) {
+			return bad("%q is not a version requirement", ver)
+		}
+		return Source{Kind: SourceCrate, Raw: raw, Crate: name, Rev: ver, Registry: creg}, nil
 	}
 	if rest, ok := strings.CutPrefix(s, "crates.io:"); ok {
 		name, ver, _ := strings.Cut(rest, "@")

@@ -33,6 +33,9 @@ func TestParseSource(t *testing.T) {
 		{"crates.io:yolop-extension-lsp@0.3.1", Source{Kind: SourceCrate, Crate: "yolop-extension-lsp", Rev: "0.3.1"}},
 		{"lsp", Source{Kind: SourceCrate, Crate: "yolop-extension-lsp"}},
 		{"lsp@^0.2", Source{Kind: SourceCrate, Crate: "yolop-extension-lsp", Rev: "^0.2"}},
+		{"sparse+http://127.0.0.1:8080/#yolop-extension-echo@0.1", Source{Kind: SourceCrate, Crate: "yolop-extension-echo", Rev: "0.1", Registry: "sparse+http://127.0.0.1:8080/"}},
+		{"sparse+https://index.example.com/reg#yolop-extension-echo", Source{Kind: SourceCrate, Crate: "yolop-extension-echo", Registry: "sparse+https://index.example.com/reg/"}},
+		{"sparse+http://[::1]:8080/#x", Source{Kind: SourceCrate, Crate: "x", Registry: "sparse+http://[::1]:8080/"}},
 	}
 	for _, tc := range cases {
 		got, err := ParseSource(tc.in)
@@ -50,6 +53,17 @@ func TestParseSource(t *testing.T) {
 		again, err := ParseSource(got.String())
 		if err != nil || again.Kind != got.Kind || again.String() != got.String() {
 			t.Errorf("round trip of %q via %q: %+v, %v", tc.in, got.String(), again, err)
+		}
+	}
+	// The label names the registry, except crates.io's own.
+	for src, want := range map[Source]string{
+		{Kind: SourceCrate, Crate: "c", Rev: "1", Registry: "sparse+http://127.0.0.1:1/"}: "sparse+http://127.0.0.1:1/#c@1",
+		{Kind: SourceCrate, Crate: "c", Registry: "sparse+http://127.0.0.1:1"}:            "sparse+http://127.0.0.1:1/#c",
+		{Kind: SourceCrate, Crate: "c", Registry: CratesIORegistry}:                       "crates.io:c",
+		{Kind: SourceCrate, Crate: "c"}:                                                   "crates.io:c",
+	} {
+		if got := src.String(); got != want {
+			t.Errorf("%+v.String() = %q, want %q", src, got, want)
 		}
 	}
 	if n := (Source{Kind: SourceCrate, Crate: "yolop-extension-lsp"}).ExtensionName(); n != "lsp" {
@@ -75,6 +89,15 @@ func TestParseSourceRefuses(t *testing.T) {
 		"crates.io:bad/name",
 		"Not A Name",
 		"a\nb",
+		"sparse+https://index.example.com/",
+		"sparse+https://index.example.com/#",
+		"sparse+https://index.example.com/#bad/name",
+		"sparse+https://index.example.com/#a#b",
+		"sparse+https://index.example.com/#a@not a req!",
+		"sparse+ftp://index.example.com/#a",
+		"sparse+https:///#a",
+		"sparse+https://u:p@index.example.com/#a",
+		"sparse+https://index.example.com/?q=1#a",
 	} {
 		if s, err := ParseSource(in); err == nil || !errors.Is(err, ErrInvalidSource) {
 			t.Errorf("ParseSource(%q) = %+v, %v; want ErrInvalidSource", in, s, err)
@@ -84,5 +107,28 @@ func TestParseSourceRefuses(t *testing.T) {
 	s, err := SourceOptions{AllowFileURL: true}.Parse("file:///tmp/repo@main")
 	if err != nil || s.Kind != SourceGit || s.URL != "file:///tmp/repo" || s.Rev != "main" {
 		t.Errorf("allowed file URL = %+v, %v", s, err)
+	}
+}
+
+// TestSameSource: a lock entry matches the source it was installed from,
+// including an entry written before crate sources named their registry.
+func TestSameSource(t *testing.T) {
+	reg := "sparse+http://127.0.0.1:8080/"
+	src := Source{Kind: SourceCrate, Crate: "yolop-extension-echo", Registry: reg}
+	for _, tc := range []struct {
+		e    LockEntry
+		want bool
+	}{
+		{LockEntry{Kind: SourceCrate, Source: reg + "#yolop-extension-echo", Registry: reg}, true},
+		{LockEntry{Kind: SourceCrate, Source: "crates.io:yolop-extension-echo", Registry: reg}, true},
+		{LockEntry{Kind: SourceCrate, Source: "crates.io:yolop-extension-echo", Registry: "sparse+http://127.0.0.1:9090/"}, false},
+		{LockEntry{Kind: SourceCrate, Source: "crates.io:yolop-extension-echo"}, false},
+		{LockEntry{Kind: SourceCrate, Source: "crates.io:yolop-extension-echo@0.1", Registry: reg}, false},
+		{LockEntry{Kind: SourceCrate, Source: "crates.io:yolop-extension-other", Registry: reg}, false},
+		{LockEntry{Kind: SourceGit, Source: "https://example.com/o/r", Registry: reg}, false},
+	} {
+		if got := tc.e.SameSource(src); got != tc.want {
+			t.Errorf("%+v.SameSource(%s) = %v, want %v", tc.e, src, got, tc.want)
+		}
 	}
 }

@@ -93,63 +93,168 @@ func (s *Store) step(name string) {
 	}
 }
 
+// A storeLock is a held store lock, and what taking it created.
+type storeLock struct {
+	fl *flock.Flock
+	// createdDir and createdFile record that taking the lock created the
+	// config directory and the lock file: a change that leaves the store
+	// empty removes them again (see [Store.tidy]).
+	createdDir, createdFile bool
+}
+
+// Unlock releases the lock; a nil lock (a read of a store that does not
+// exist) has nothing to release.
+func (l *storeLock) Unlock() error {
+	if l == nil {
+		return nil
+	}
+	return l.fl.Unlock()
+}
+
+// maxLockTries bounds how often taking the lock starts over because the
+// lock file was removed or replaced while we waited for it.
+const maxLockTries = 100
+
+func (s *Store) fileLockPath() string { return filepath.Join(s.dir, FileLockName) }
+
 // lock takes the store's file lock, exclusive or shared, waiting until ctx
-// is done.
-func (s *Store) lock(ctx context.Context, exclusive bool) (*flock.Flock, error) {
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating config directory %s: %w", s.dir, err)
-	}
-	fl := flock.New(filepath.Join(s.dir, FileLockName))
-	var ok bool
-	var err error
-	if exclusive {
-		ok, err = fl.TryLockContext(ctx, s.pollInterval)
-	} else {
-		ok, err = fl.TryRLockContext(ctx, s.pollInterval)
-	}
-	if err != nil || !ok {
-		if err == nil {
+// is done. An exclusive lock creates the config directory and the lock
+// file when they are missing. A shared lock creates nothing: without a
+// lock file (nothing was installed yet, or a failed change tidied an empty
+// store away) it returns a nil lock and the caller reads without one,
+// which is safe because there is nothing to read but what an atomic
+// rename puts there.
+//
+// A change that tidies an empty store away removes the lock file while it
+// holds the lock, so a process that was waiting on that file may get a
+// lock nobody else will ever contend for. After every acquisition the
+// lock file on disk must therefore still be the file locked; otherwise
+// the lock is released and taken again.
+func (s *Store) lock(ctx context.Context, exclusive bool) (*storeLock, error) {
+	path := s.fileLockPath()
+	for try := 1; ; try++ {
+		l := &storeLock{}
+		flag := os.O_RDONLY
+		if exclusive {
+			l.createdDir = !exists(s.dir)
+			if err := os.MkdirAll(s.dir, 0o755); err != nil {
+				return nil, fmt.Errorf("creating config directory %s: %w", s.dir, err)
+			}
+			l.createdFile = !exists(path)
+			flag = os.O_CREATE | os.O_RDWR
+		}
+		l.fl = flock.New(path, flock.SetFlag(flag))
+		var ok bool
+		var err error
+		if exclusive {
+			ok, err = l.fl.TryLockContext(ctx, s.pollInterval)
+		} else {
+			ok, err = l.fl.TryRLockContext(ctx, s.pollInterval)
+		}
+		if err == nil && !ok {
 			err = ctx.Err()
 		}
-		return nil, fmt.Errorf("waiting for the extension store lock %s (another yolop is installing?): %w", fl.Path(), err)
+		if errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
+			if !exclusive {
+				return nil, nil // no store to lock
+			}
+			if try < maxLockTries {
+				continue // the config directory was tidied away under us
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("waiting for the extension store lock %s (another yolop is installing?): %w", path, err)
+		}
+		if lockedFileIsAt(l.fl, path) {
+			return l, nil
+		}
+		l.fl.Unlock()
+		if !exclusive && !exists(path) {
+			return nil, nil
+		}
+		if try >= maxLockTries {
+			return nil, fmt.Errorf("taking the extension store lock %s: the file keeps being removed or replaced; is another program deleting it?", path)
+		}
 	}
-	return fl, nil
+}
+
+// lockedFileIsAt reports whether path still names the file fl locked.
+func lockedFileIsAt(fl *flock.Flock, path string) bool {
+	held, err := fl.Stat() // the open, locked file
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(held, now)
 }
 
 // read runs fn under the shared lock, first recovering from a crashed
-// change if one left traces.
+// change if one left traces. A store that does not exist is read without
+// a lock and without creating anything.
 func (s *Store) read(ctx context.Context, fn func() error) error {
-	fl, err := s.lock(ctx, false)
+	l, err := s.lock(ctx, false)
 	if err != nil {
 		return err
 	}
 	if s.needsRecovery() {
 		// A live writer would hold the exclusive lock, so these are traces
 		// of a crash: upgrade and repair before reading.
-		fl.Unlock()
-		fl, err = s.lock(ctx, true)
+		l.Unlock()
+		l, err = s.lock(ctx, true)
 		if err != nil {
 			return err
 		}
 		if err := s.recover(); err != nil {
-			fl.Unlock()
+			l.Unlock()
 			return err
 		}
 	}
-	defer fl.Unlock()
+	defer l.Unlock()
 	return fn()
 }
 
+// write runs fn under the exclusive lock, after recovery. When the store
+// holds nothing afterwards, the scaffolding this call created is removed
+// again ([Store.tidy]), whether fn succeeded or not.
 func (s *Store) write(ctx context.Context, fn func() error) error {
-	fl, err := s.lock(ctx, true)
+	l, err := s.lock(ctx, true)
 	if err != nil {
 		return err
 	}
-	defer fl.Unlock()
+	defer l.Unlock()
 	if err := s.recover(); err != nil {
 		return err
 	}
-	return fn()
+	extExisted := exists(s.ExtensionsDir())
+	err = fn()
+	s.tidy(l, extExisted)
+	return err
+}
+
+// tidy removes the store scaffolding that this change created (an empty
+// extensions/, the lock file, an empty config directory) when the store
+// holds nothing: no extensions.lock and no extensions/ left. So a failed
+// or refused install into a fresh config directory leaves no trace, while
+// a store in use keeps its files. The caller holds the exclusive lock.
+// After the lock file is gone nothing is touched but the config
+// directory, with a plain rmdir that fails if another process has put
+// anything there (such as a new lock file) meanwhile.
+func (s *Store) tidy(l *storeLock, extExisted bool) {
+	if exists(s.LockPath()) {
+		return
+	}
+	if !extExisted {
+		_ = os.Remove(s.ExtensionsDir()) // only if empty
+	}
+	if exists(s.ExtensionsDir()) {
+		return
+	}
+	if l.createdFile {
+		_ = os.Remove(s.fileLockPath())
+	}
+	if l.createdDir {
+		_ = os.Remove(s.dir) // only if empty
+	}
 }
 
 func (s *Store) needsRecovery() bool {
@@ -365,9 +470,12 @@ func (s *Store) rollback(cause error) error {
 // FetchResult is what a fetcher learned while filling the staging
 // directory; it is recorded in the lock entry.
 type FetchResult struct {
-	Commit         string // resolved git commit
-	Version        string // resolved crate version (default: manifest version)
-	CrateChecksum  string
+	Commit        string // resolved git commit
+	Version       string // resolved crate version (default: manifest version)
+	CrateChecksum string
+	// Registry is the sparse registry a crate came from ("sparse+URL/"). It
+	// labels the source in the lock and in errors, so a fetcher sets it
+	// even when it fails once it knows the registry.
 	Registry       string
 	ArtifactDigest string
 }
@@ -476,6 +584,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		}()
 		s.step("staging")
 		fr, err = o.Fetch(ctx, staged)
+		o.Source = o.Source.withRegistry(fr.Registry)
 		if err != nil {
 			return nil, fmt.Errorf("fetching %s: %w", o.Source, err)
 		}
@@ -513,7 +622,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		p := *prev
 		res.Previous = &p
 		// With Provision the decision waits until the package is complete.
-		if !o.Repair && o.Provision == nil && prev.ContentHash == listing.Hash() && prev.Source == o.Source.String() {
+		if !o.Repair && o.Provision == nil && prev.ContentHash == listing.Hash() && prev.SameSource(o.Source) {
 			res.Entry, res.Unchanged = p, true
 			return res, nil
 		}
@@ -538,7 +647,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 			return nil, fmt.Errorf("install %s: %w", o.Source, err)
 		}
 		// Provisioned content identical to the approved one: a no-op.
-		if p := res.Previous; !o.Repair && p != nil && p.ContentHash == listing.Hash() && p.Source == o.Source.String() {
+		if p := res.Previous; !o.Repair && p != nil && p.ContentHash == listing.Hash() && p.SameSource(o.Source) {
 			res.Entry, res.Unchanged = *p, true
 			return res, nil
 		}

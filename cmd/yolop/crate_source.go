@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
+	"yolop.dev/cmd/yolop/internal/settings"
 	"yolop.dev/packaging"
 	"yolop.dev/registry/cratesio"
 )
@@ -35,8 +37,12 @@ func registryCacheDir() (string, error) {
 }
 
 // registryClient returns a sparse-index client for registry ("" means
-// crates.io) that caches under the config directory.
-func (a *app) registryClient(registry string) (*cratesio.Client, error) {
+// crates.io) that caches under the config directory and applies the
+// [registry] transfer limits from settings.toml. With fresh (the config
+// directory did not exist before this command) it neither caches nor reads
+// settings: a first install that fails must leave no config directory
+// behind, and there are no settings to read.
+func (a *app) registryClient(ctx context.Context, registry string, fresh bool) (*cratesio.Client, error) {
 	if registry != "" {
 		if _, err := cratesio.ParseRegistry(registry); err != nil {
 			return nil, fmt.Errorf("--registry %q: %w; give it as sparse+https://host/path/ (or sparse+http://127.0.0.1:PORT/ for a local index)", registry, err)
@@ -46,12 +52,51 @@ func (a *app) registryClient(registry string) (*cratesio.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cratesio.NewClient(cratesio.Options{
+	dir, err := packaging.ConfigDir()
+	if err != nil {
+		return nil, err
+	}
+	st := settings.New(dir)
+	var limits settings.DownloadLimits
+	if fresh {
+		cache = ""
+	} else if limits, err = st.DownloadLimits(ctx); err != nil {
+		return nil, err
+	}
+	opts := cratesio.Options{
 		Registry:  registry,
 		CacheDir:  cache,
 		Logger:    a.log.Named("registry"),
 		UserAgent: "yolop/" + version,
-	}), nil
+		LimitNames: cratesio.LimitNames{
+			LowSpeedLimit:   "[registry] low_speed_limit",
+			LowSpeedTime:    "[registry] low_speed_time",
+			DownloadTimeout: "[registry] download_timeout",
+			Where:           st.Path(),
+			Off:             "0",
+		},
+	}
+	// In settings 0 turns a limit off; in cratesio.Options zero means the
+	// default and a negative value turns it off.
+	if l := limits.LowSpeedLimit; l != nil {
+		opts.LowSpeedLimit = offIfZero(*l)
+	}
+	if d := limits.LowSpeedTime; d != nil {
+		opts.LowSpeedTime = time.Duration(offIfZero(int64(*d)))
+	}
+	if d := limits.DownloadTimeout; d != nil {
+		opts.DownloadTimeout = time.Duration(offIfZero(int64(*d)))
+	}
+	return cratesio.NewClient(opts), nil
+}
+
+// offIfZero maps a settings value, where 0 means off, to a cratesio
+// option, where negative means off and 0 the default.
+func offIfZero(v int64) int64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // fetchCrate returns the packaging Fetch and Provision funcs for a crate
@@ -69,24 +114,45 @@ func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc
 		c   *cratesio.Client
 		rel cratesio.Release
 	)
+	// Whether the config directory exists is decided now, before the
+	// store creates it to take its lock.
+	fresh := false
+	if dir, err := packaging.ConfigDir(); err == nil {
+		_, err := os.Stat(dir)
+		fresh = errors.Is(err, fs.ErrNotExist)
+	}
 	fetch := func(ctx context.Context, dir string) (packaging.FetchResult, error) {
+		registry := o.Registry
+		if src.Registry != "" {
+			// The source names its registry (sparse+URL#crate, as the
+			// lock records it): that wins over --registry and settings.
+			if o.Registry != "" && o.Registry != src.Registry {
+				if r, err := cratesio.ParseRegistry(o.Registry); err != nil || "sparse+"+r.String() != src.Registry {
+					fmt.Fprintf(a.stderr, "note: %s names its registry; using %s, not %s\n", src, src.Registry, o.Registry)
+				}
+			}
+			registry = src.Registry
+		}
 		var err error
-		if c, err = a.registryClient(o.Registry); err != nil {
+		if c, err = a.registryClient(ctx, registry, fresh); err != nil {
 			return packaging.FetchResult{}, err
 		}
+		// Every result, failures included, names the registry, so the
+		// store labels the source (and its error) with it.
+		failed := packaging.FetchResult{Registry: c.Registry()}
 		if rel, err = c.Resolve(ctx, src.Crate, src.Rev, ""); err != nil {
-			return packaging.FetchResult{}, err
+			return failed, err
 		}
 		// Fetch wants a destination that does not exist yet; the store
 		// made dir empty for us under its lock, so hand over its name.
 		if err := os.Remove(dir); err != nil {
-			return packaging.FetchResult{}, fmt.Errorf("crate %s %s: preparing the staging directory %s: %w", rel.Name, rel.Version, dir, err)
+			return failed, fmt.Errorf("crate %s %s: preparing the staging directory %s: %w", rel.Name, rel.Version, dir, err)
 		}
 		bar := a.progress(fmt.Sprintf("%s %s", rel.Name, rel.Version))
 		err = c.Fetch(ctx, rel, dir, bar.update)
 		bar.finish()
 		if err != nil {
-			return packaging.FetchResult{}, err
+			return failed, err
 		}
 		return packaging.FetchResult{Version: rel.Version, CrateChecksum: rel.Checksum, Registry: rel.Registry}, nil
 	}

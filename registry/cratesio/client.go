@@ -62,6 +62,23 @@ type Options struct {
 	// (response headers or body bytes) before it is abandoned as stalled.
 	// Zero means 30s.
 	RequestTimeout time.Duration
+	// LowSpeedLimit and LowSpeedTime abort a transfer whose body arrives
+	// slower than LowSpeedLimit bytes per second over LowSpeedTime, like
+	// cargo's http.low-speed-limit (curl's CURLOPT_LOW_SPEED_LIMIT/TIME):
+	// from the response headers on, every LowSpeedTime window must bring at
+	// least LowSpeedLimit × LowSpeedTime bytes. The abort is a retryable
+	// failure wrapping [ErrTooSlow]. Zero means cargo's defaults, 10
+	// bytes/s over 30s; a negative value of either turns the check off.
+	LowSpeedLimit int64
+	LowSpeedTime  time.Duration
+	// DownloadTimeout bounds one request (an index file, config.json, a
+	// .crate or an artifact) from its first attempt to its last, retry
+	// delays included; past it the request fails wrapping [ErrTimeout].
+	// Zero means 10 minutes; negative means no bound.
+	DownloadTimeout time.Duration
+	// LimitNames says how errors name the three limits above, so the user
+	// is told what to change. Empty fields name the Options fields.
+	LimitNames LimitNames
 	// MaxIndexBytes caps an index file or config.json body. Zero means 10 MiB.
 	MaxIndexBytes int64
 	// MaxDownloadBytes caps a .crate or artifact download. Zero means 1 GiB.
@@ -70,6 +87,46 @@ type Options struct {
 	// (Fetch sets it to "<name>-<version>/").
 	Unpack UnpackOptions
 }
+
+// LimitNames names the settings behind [Options.LowSpeedLimit],
+// [Options.LowSpeedTime] and [Options.DownloadTimeout] in errors, e.g.
+// "[registry] low_speed_limit", with Where the file that holds them.
+type LimitNames struct {
+	LowSpeedLimit   string
+	LowSpeedTime    string
+	DownloadTimeout string
+	// Where, if set, is appended to the advice: " in <Where>".
+	Where string
+	// Off says which value turns a limit off, e.g. "0"; empty means "a
+	// negative value", as in Options.
+	Off string
+}
+
+func (n LimitNames) orDefaults() LimitNames {
+	if n.LowSpeedLimit == "" {
+		n.LowSpeedLimit = "Options.LowSpeedLimit"
+	}
+	if n.LowSpeedTime == "" {
+		n.LowSpeedTime = "Options.LowSpeedTime"
+	}
+	if n.DownloadTimeout == "" {
+		n.DownloadTimeout = "Options.DownloadTimeout"
+	}
+	if n.Where != "" {
+		n.Where = " in " + n.Where
+	}
+	if n.Off == "" {
+		n.Off = "a negative value"
+	}
+	return n
+}
+
+// Defaults of the transfer limits (cargo's for the low-speed check).
+const (
+	DefaultLowSpeedLimit   = 10               // bytes per second
+	DefaultLowSpeedTime    = 30 * time.Second // the averaging window
+	DefaultDownloadTimeout = 10 * time.Minute // one request, all attempts
+)
 
 // A Client reads one sparse registry. It is safe for concurrent use.
 type Client struct {
@@ -123,6 +180,32 @@ func (c *Client) requestTimeout() time.Duration {
 		return c.opts.RequestTimeout
 	}
 	return 30 * time.Second
+}
+
+// lowSpeed returns the low-speed limit and window; ok is false when the
+// check is off.
+func (c *Client) lowSpeed() (limit int64, window time.Duration, ok bool) {
+	limit, window = c.opts.LowSpeedLimit, c.opts.LowSpeedTime
+	if limit < 0 || window < 0 {
+		return 0, 0, false
+	}
+	if limit == 0 {
+		limit = DefaultLowSpeedLimit
+	}
+	if window == 0 {
+		window = DefaultLowSpeedTime
+	}
+	return limit, window, true
+}
+
+func (c *Client) downloadTimeout() time.Duration {
+	switch {
+	case c.opts.DownloadTimeout < 0:
+		return 0
+	case c.opts.DownloadTimeout == 0:
+		return DefaultDownloadTimeout
+	}
+	return c.opts.DownloadTimeout
 }
 
 func (c *Client) maxIndex() int64 {
@@ -321,12 +404,23 @@ func (c *Client) Resolve(ctx context.Context, name, req, locked string) (Release
 	if err != nil {
 		return Release{}, err
 	}
+	indexURL := c.base.String() + IndexPath(name)
 	if len(f.Entries) == 0 {
-		return Release{}, fmt.Errorf("%w: no crate named %q in registry %s%s", ErrNotFound, name, c.Registry(), c.suggest(ctx, name, f.CaseVariants))
+		summary := describeRefusals(f.Lines, f.Refused)
+		if !slices.ContainsFunc(f.Refused, func(r RefusedLine) bool { return r.Reason != RefusedName }) {
+			// Nothing at all, or other spellings only: not found, with a
+			// suggestion.
+			if summary != "" {
+				summary = "; " + summary
+			}
+			return Release{}, fmt.Errorf("%w: no crate named %q in registry %s%s%s", ErrNotFound, name, c.Registry(), summary, c.suggest(ctx, name, f.CaseVariants))
+		}
+		msg := fmt.Sprintf("%s; %s", summary, refusalHint(f.Refused, indexURL))
+		return Release{}, fmt.Errorf("%w: crate %s in registry %s has no usable version: %s%s", ErrNoMatch, name, c.Registry(), msg, c.suggest(ctx, name, f.CaseVariants))
 	}
 	e, err := f.Select(r, locked)
 	if err != nil {
-		return Release{}, fmt.Errorf("crate %s in registry %s: %w%s", name, c.Registry(), err, noMatchDetail(f, r, locked))
+		return Release{}, fmt.Errorf("crate %s in registry %s: %w%s", name, c.Registry(), err, noMatchDetail(f, r, locked, indexURL))
 	}
 	return Release{
 		Name:        e.Name,
@@ -339,23 +433,26 @@ func (c *Client) Resolve(ctx context.Context, name, req, locked string) (Release
 	}, nil
 }
 
-func noMatchDetail(f *IndexFile, r Requirement, locked string) string {
-	if locked != "" {
-		return ""
+func noMatchDetail(f *IndexFile, r Requirement, locked, indexURL string) string {
+	refused := f.Refusals(r)
+	var b strings.Builder
+	if locked == "" {
+		fmt.Fprintf(&b, " for requirement %q", r.String())
 	}
-	var avail, yanked []string
-	for _, e := range f.Entries {
-		if r.Matches(e.Version()) && e.Yanked {
-			yanked = append(yanked, e.Vers)
+	if len(refused) > 0 {
+		b.WriteString("; " + describeRefusals(f.Lines, refused))
+	}
+	if locked != "" {
+		if h := refusalHint(refused, indexURL); h != "" {
+			b.WriteString("; " + h)
 		}
+		return b.String()
+	}
+	var avail []string
+	for _, e := range f.Entries {
 		if !e.Yanked {
 			avail = append(avail, e.Vers)
 		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, " for requirement %q", r.String())
-	if len(yanked) > 0 {
-		fmt.Fprintf(&b, "; matching versions are yanked (%s)", strings.Join(yanked, ", "))
 	}
 	if len(avail) > 0 {
 		slices.SortFunc(avail, func(a, b string) int {
@@ -365,11 +462,11 @@ func noMatchDetail(f *IndexFile, r Requirement, locked string) string {
 			avail = avail[len(avail)-8:]
 		}
 		fmt.Fprintf(&b, "; available: %s", strings.Join(avail, ", "))
-	} else {
+	} else if len(refused) == 0 {
 		b.WriteString("; every published version is yanked")
 	}
-	if len(f.Skipped) > 0 {
-		fmt.Fprintf(&b, "; %d index line(s) could not be used (%s)", len(f.Skipped), truncate(f.Skipped[0], 120))
+	if h := refusalHint(refused, indexURL); h != "" {
+		b.WriteString("; " + h)
 	}
 	return b.String()
 }

@@ -25,6 +25,12 @@ var (
 	ErrAuth = errors.New("registry authentication failed")
 	// ErrHTTP reports an HTTP failure that survived the retries.
 	ErrHTTP = errors.New("registry request failed")
+	// ErrTooSlow reports a transfer aborted because it stayed below the
+	// low-speed limit ([Options.LowSpeedLimit]) for a whole window.
+	ErrTooSlow = errors.New("transfer below the low-speed limit")
+	// ErrTimeout reports a request that did not finish, retries included,
+	// within [Options.DownloadTimeout].
+	ErrTimeout = errors.New("download timed out")
 	// ErrTooLarge reports a response or archive over its size cap.
 	ErrTooLarge = errors.New("size limit exceeded")
 	// ErrChecksum reports a download whose SHA-256 differs from the expected one.

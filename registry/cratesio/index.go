@@ -3,7 +3,9 @@ package cratesio
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -52,22 +54,23 @@ type Dependency struct {
 // ParseIndexLine parses one index line. It checks that vers is strict
 // SemVer 2.0 and cksum is 64 lowercase hex digits, merges features2 into
 // features and defaults a missing dependency kind to "normal". It does not
-// filter on v; see [ParseIndexFile].
+// filter on v; see [ParseIndexFile]. A refused line's error is an
+// [*IndexLineError] saying which kind of problem it has.
 func ParseIndexLine(line []byte) (IndexEntry, error) {
 	var e IndexEntry
 	if err := json.Unmarshal(line, &e); err != nil {
-		return IndexEntry{}, fmt.Errorf("not a JSON index entry: %w", err)
+		return IndexEntry{}, &IndexLineError{Reason: RefusedJSON, Err: fmt.Errorf("not a JSON index entry: %w", err)}
 	}
 	if e.Name == "" {
-		return IndexEntry{}, fmt.Errorf("the entry has no name")
+		return IndexEntry{}, &IndexLineError{Reason: RefusedJSON, Err: fmt.Errorf("the entry has no name")}
 	}
 	v, err := semver.StrictNewVersion(e.Vers)
 	if err != nil {
-		return IndexEntry{}, fmt.Errorf("entry %s: vers %q is not SemVer 2.0: %v", e.Name, e.Vers, err)
+		return IndexEntry{}, &IndexLineError{Reason: RefusedVersion, Err: fmt.Errorf("entry %s: vers %q is not SemVer 2.0: %v", e.Name, e.Vers, err)}
 	}
 	e.version = v
 	if !isLowerHex64(e.Cksum) {
-		return IndexEntry{}, fmt.Errorf("entry %s %s: cksum %q is not 64 lowercase hex digits", e.Name, e.Vers, e.Cksum)
+		return IndexEntry{}, &IndexLineError{Reason: RefusedChecksum, Err: fmt.Errorf("entry %s %s: cksum %q is not 64 lowercase hex digits", e.Name, e.Vers, truncate(e.Cksum, 70))}
 	}
 	if e.V == 0 {
 		e.V = 1
@@ -87,6 +90,39 @@ func ParseIndexLine(line []byte) (IndexEntry, error) {
 		}
 	}
 	return e, nil
+}
+
+// A RefuseReason is the kind of problem that makes an index line unusable.
+type RefuseReason string
+
+// Why an index line is refused. Yanked versions are usable lines and are
+// not refused at parse time; [IndexFile.Refusals] adds them for a
+// requirement.
+const (
+	RefusedJSON     RefuseReason = "malformed JSON"             // not JSON, wrong field types, or no name
+	RefusedChecksum RefuseReason = "checksum field malformed"   // cksum is not 64 lowercase hex digits
+	RefusedVersion  RefuseReason = "unsupported version syntax" // vers is not SemVer 2.0
+	RefusedFormat   RefuseReason = "index format too new"       // v is above the highest format understood
+	RefusedName     RefuseReason = "wrong name"                 // the name differs from the crate's in case
+	RefusedYanked   RefuseReason = "yanked"                     // the version was yanked by its publisher
+)
+
+// An IndexLineError is why [ParseIndexLine] refused a line.
+type IndexLineError struct {
+	Reason RefuseReason
+	Err    error
+}
+
+func (e *IndexLineError) Error() string { return e.Err.Error() }
+func (e *IndexLineError) Unwrap() error { return e.Err }
+
+// A RefusedLine is one index line that cannot be installed.
+type RefusedLine struct {
+	// Line is the 1-based line number in the index file.
+	Line   int
+	Reason RefuseReason
+	// Detail says what is wrong with the line, for the user.
+	Detail string
 }
 
 func isLowerHex64(s string) bool {
@@ -113,6 +149,12 @@ type IndexFile struct {
 	// Skipped describes lines that were ignored (malformed, bad cksum, v too
 	// new), one message each.
 	Skipped []string
+	// Refused lists every line that cannot be installed, in file order,
+	// with the kind of problem: the lines in Skipped and the case variants.
+	Refused []RefusedLine
+	// Lines is the number of non-empty lines in the file (one per
+	// published version).
+	Lines int
 }
 
 // ParseIndexFile parses an index file body for crate name. A malformed line
@@ -128,9 +170,16 @@ func ParseIndexFile(name string, body []byte) (*IndexFile, error) {
 		if len(line) == 0 {
 			continue
 		}
+		f.Lines++
 		e, err := ParseIndexLine(line)
 		if err != nil {
+			reason := RefusedJSON
+			var le *IndexLineError
+			if errors.As(err, &le) {
+				reason = le.Reason
+			}
 			f.Skipped = append(f.Skipped, fmt.Sprintf("line %d: %v", n+1, err))
+			f.Refused = append(f.Refused, RefusedLine{Line: n + 1, Reason: reason, Detail: err.Error()})
 			continue
 		}
 		if e.Name != name {
@@ -141,10 +190,14 @@ func ParseIndexFile(name string, body []byte) (*IndexFile, error) {
 				seenVariant[e.Name] = true
 				f.CaseVariants = append(f.CaseVariants, e.Name)
 			}
+			f.Refused = append(f.Refused, RefusedLine{Line: n + 1, Reason: RefusedName,
+				Detail: fmt.Sprintf("version %s is published as %q, and names are case-sensitive", e.Vers, e.Name)})
 			continue
 		}
 		if e.V > indexVMax {
-			f.Skipped = append(f.Skipped, fmt.Sprintf("line %d: %s %s has index format v%d, newer than v%d", n+1, e.Name, e.Vers, e.V, indexVMax))
+			msg := fmt.Sprintf("%s %s has index format v%d, newer than the v%d this yolop reads", e.Name, e.Vers, e.V, indexVMax)
+			f.Skipped = append(f.Skipped, fmt.Sprintf("line %d: %s", n+1, msg))
+			f.Refused = append(f.Refused, RefusedLine{Line: n + 1, Reason: RefusedFormat, Detail: msg})
 			continue
 		}
 		key := e.version.String()
@@ -201,4 +254,105 @@ func (r Requirement) matchesLocked(v *semver.Version) bool {
 		return true
 	}
 	return r.Matches(v)
+}
+
+// Refusals returns why the versions in the file cannot be installed for
+// req: the refused lines, then the entries that match req but are yanked
+// (Line 0, Detail the version). Entries that merely do not match req are
+// not refusals.
+func (f *IndexFile) Refusals(req Requirement) []RefusedLine {
+	out := slices.Clone(f.Refused)
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		if e.Yanked && req.Matches(e.version) {
+			out = append(out, RefusedLine{Reason: RefusedYanked, Detail: e.Vers})
+		}
+	}
+	return out
+}
+
+// refuseOrder is the order reasons are listed in a summary.
+var refuseOrder = []RefuseReason{RefusedJSON, RefusedChecksum, RefusedVersion, RefusedFormat, RefusedName, RefusedYanked}
+
+// describeRefusals summarises refused for an index file of lines lines:
+// "found 3 versions, refused: 2 checksum field malformed (lines 1, 3;
+// first: …), 1 yanked (0.1.0)". With a single line the count is left out:
+// "found 1 version, refused: checksum field malformed (line 1: …)".
+func describeRefusals(lines int, refused []RefusedLine) string {
+	if len(refused) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if lines == 1 {
+		b.WriteString("found 1 version, refused: ")
+	} else {
+		fmt.Fprintf(&b, "found %d versions, refused: ", lines)
+	}
+	first := true
+	for _, reason := range refuseOrder {
+		var group []RefusedLine
+		for _, r := range refused {
+			if r.Reason == reason {
+				group = append(group, r)
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		if lines != 1 {
+			fmt.Fprintf(&b, "%d ", len(group))
+		}
+		b.WriteString(string(reason))
+		if reason == RefusedYanked {
+			var vers []string
+			for _, r := range group {
+				vers = append(vers, r.Detail)
+			}
+			fmt.Fprintf(&b, " (%s)", listUpTo(vers, 8))
+			continue
+		}
+		if len(group) == 1 {
+			fmt.Fprintf(&b, " (line %d: %s)", group[0].Line, truncate(group[0].Detail, 160))
+			continue
+		}
+		var nums []string
+		for _, r := range group {
+			nums = append(nums, fmt.Sprint(r.Line))
+		}
+		fmt.Fprintf(&b, " (lines %s; first: %s)", listUpTo(nums, 8), truncate(group[0].Detail, 160))
+	}
+	return b.String()
+}
+
+// refusalHint says what the user can do about refused, "" when the
+// summary says it all. indexURL names the index file.
+func refusalHint(refused []RefusedLine, indexURL string) string {
+	var broken, format bool
+	for _, r := range refused {
+		switch r.Reason {
+		case RefusedJSON, RefusedChecksum, RefusedVersion:
+			broken = true
+		case RefusedFormat:
+			format = true
+		}
+	}
+	var hints []string
+	if broken {
+		hints = append(hints, fmt.Sprintf("the registry's index file %s has malformed lines: report it to the registry's maintainer", indexURL))
+	}
+	if format {
+		hints = append(hints, "a newer yolop may read the newer index format")
+	}
+	return strings.Join(hints, "; ")
+}
+
+func listUpTo(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(", … (%d more)", len(items)-n)
 }

@@ -204,6 +204,90 @@ func (f *File) Registry(ctx context.Context) (string, error) {
 	return reg, err
 }
 
+// The registry transfer limits, in the [registry] table:
+//
+//	[registry]
+//	low_speed_limit = 10        # bytes per second; 0 turns the check off
+//	low_speed_time = "30s"      # the window the rate is averaged over
+//	download_timeout = "10m"    # one download, all retries included; "0" = no bound
+const (
+	LowSpeedLimitKey   = "registry" + delim + "low_speed_limit"
+	LowSpeedTimeKey    = "registry" + delim + "low_speed_time"
+	DownloadTimeoutKey = "registry" + delim + "download_timeout"
+)
+
+// DownloadLimits are the registry transfer limits settings.toml sets; a
+// nil field is not set (the built-in default applies).
+type DownloadLimits struct {
+	// LowSpeedLimit is in bytes per second; 0 turns the low-speed check off.
+	LowSpeedLimit *int64
+	// LowSpeedTime is the window the rate is averaged over; 0 turns the
+	// low-speed check off.
+	LowSpeedTime *time.Duration
+	// DownloadTimeout bounds one download, retries included; 0 means no
+	// bound.
+	DownloadTimeout *time.Duration
+}
+
+// DownloadLimits returns the [registry] transfer limits. A value of the
+// wrong type or a negative one is an error naming the file and the key.
+// Durations are strings in Go's syntax ("30s", "5m", "1h30m") or a whole
+// number of seconds.
+func (f *File) DownloadLimits(ctx context.Context) (DownloadLimits, error) {
+	var l DownloadLimits
+	err := f.read(ctx, func(d *doc) error {
+		if d.k.Exists(LowSpeedLimitKey) {
+			n, ok := d.k.Get(LowSpeedLimitKey).(int64)
+			if !ok || n < 0 {
+				return fmt.Errorf("%w %s: registry.low_speed_limit must be a whole number of bytes per second such as 10 (0 turns the check off), found %v", ErrMalformed, f.path, d.k.Get(LowSpeedLimitKey))
+			}
+			l.LowSpeedLimit = &n
+		}
+		for _, k := range []struct {
+			key, name, example string
+			dst                **time.Duration
+		}{
+			{LowSpeedTimeKey, "registry.low_speed_time", `"30s"`, &l.LowSpeedTime},
+			{DownloadTimeoutKey, "registry.download_timeout", `"10m"`, &l.DownloadTimeout},
+		} {
+			if !d.k.Exists(k.key) {
+				continue
+			}
+			v, err := duration(d.k.Get(k.key))
+			if err != nil {
+				return fmt.Errorf("%w %s: %s must be a duration such as %s or a number of seconds (0 turns it off): %v", ErrMalformed, f.path, k.name, k.example, err)
+			}
+			*k.dst = &v
+		}
+		return nil
+	})
+	return l, err
+}
+
+// duration reads a settings duration: a Go duration string or a whole
+// number of seconds, not negative.
+func duration(v any) (time.Duration, error) {
+	var d time.Duration
+	switch x := v.(type) {
+	case string:
+		var err error
+		if d, err = time.ParseDuration(x); err != nil {
+			return 0, fmt.Errorf("found %q", x)
+		}
+	case int64:
+		if x > int64(1<<63-1)/int64(time.Second) {
+			return 0, fmt.Errorf("found %d, too large", x)
+		}
+		d = time.Duration(x) * time.Second
+	default:
+		return 0, fmt.Errorf("found %v (%T)", v, v)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("found %s, which is negative", d)
+	}
+	return d, nil
+}
+
 // CapabilityConfig returns the config table of an extension's entry, or
 // nil when it has none.
 func (f *File) CapabilityConfig(ctx context.Context, name string) (map[string]any, error) {

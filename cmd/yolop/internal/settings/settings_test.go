@@ -307,3 +307,42 @@ func TestDefaultRegistry(t *testing.T) {
 		t.Fatalf("malformed registry: %v", err)
 	}
 }
+
+func TestDownloadLimits(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := New(dir)
+	if l, err := f.DownloadLimits(ctx); err != nil || l.LowSpeedLimit != nil || l.LowSpeedTime != nil || l.DownloadTimeout != nil {
+		t.Fatalf("no settings file: %+v, %v; want nothing set", l, err)
+	}
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(f.Path(), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("[extensions]\nregistry = \"sparse+https://index.example/\"\n\n[registry]\nlow_speed_limit = 0\nlow_speed_time = \"1m30s\"\ndownload_timeout = 600\n")
+	l, err := f.DownloadLimits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.LowSpeedLimit == nil || *l.LowSpeedLimit != 0 || l.LowSpeedTime == nil || *l.LowSpeedTime != 90*time.Second ||
+		l.DownloadTimeout == nil || *l.DownloadTimeout != 10*time.Minute {
+		t.Fatalf("limits = %+v", l)
+	}
+	if reg, err := f.Registry(ctx); err != nil || reg != "sparse+https://index.example/" {
+		t.Errorf("the [registry] table broke [extensions] registry: %q, %v", reg, err)
+	}
+	for body, key := range map[string]string{
+		"[registry]\nlow_speed_limit = -1\n":       "registry.low_speed_limit",
+		"[registry]\nlow_speed_limit = \"10\"\n":   "registry.low_speed_limit",
+		"[registry]\nlow_speed_time = \"soon\"\n":  "registry.low_speed_time",
+		"[registry]\ndownload_timeout = \"-5m\"\n": "registry.download_timeout",
+		"[registry]\ndownload_timeout = 1.5\n":     "registry.download_timeout",
+	} {
+		write(body)
+		if _, err := f.DownloadLimits(ctx); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), f.Path()) {
+			t.Errorf("%q: err = %v; want ErrMalformed naming %s and the file", body, err, key)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"yolop.dev/packaging"
+)
+
+// TestSparseRegistryInstallIsLabelledWithItsRegistry: a crate installed
+// from --registry is labelled with that registry, not crates.io, in
+// extensions.lock's source, in `ext list` and in errors; and the source
+// recorded in the lock is itself an install source that goes back to the
+// same registry.
+func TestSparseRegistryInstallIsLabelledWithItsRegistry(t *testing.T) {
+	cfg := isolate(t)
+	index, reg := manifestOnlyIndex(t)
+	label := reg + "#yolop-extension-echo"
+	mustRun(t, "", "ext", "install", "echo", "--registry", reg, "--yes")
+
+	e := readLock(t, cfg).Entry("echo")
+	if e == nil {
+		t.Fatal("no lock entry for echo")
+	}
+	if e.Source != label || e.Registry != reg || e.Kind != packaging.SourceCrate {
+		t.Fatalf("lock entry source %q, registry %q, kind %s; want source %q and registry %q", e.Source, e.Registry, e.Kind, label, reg)
+	}
+	out, _ := mustRun(t, "", "ext", "list")
+	mustContain(t, "ext list", out, "source: "+label)
+	out, _ = mustRun(t, "", "ext", "list", "--json")
+	var list []struct {
+		Source string `json:"source"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 || list[0].Source != label {
+		t.Fatalf("ext list --json = %s (%v)", out, err)
+	}
+	if strings.Contains(out, "crates.io") {
+		t.Errorf("ext list names crates.io for a crate from %s:\n%s", reg, out)
+	}
+
+	// An update that fails names the registry it went to.
+	before := snapshot(t, cfg)
+	crate := filepath.Join(index, "crates", "yolop-extension-echo", "0.1.0", "download")
+	good := fileBytes(t, crate)
+	os.Remove(crate)
+	_, errOut, code := cli(t, "", "ext", "update", "echo", "--yes")
+	if code == 0 {
+		t.Fatal("update without the crate succeeded")
+	}
+	t.Log(errOut)
+	mustContain(t, "update error", errOut, "fetching "+label+":", "404")
+	if strings.Contains(errOut, "crates.io") {
+		t.Errorf("the error names crates.io for a crate from %s:\n%s", reg, errOut)
+	}
+	sameSnapshot(t, "a failed update", before, snapshot(t, cfg))
+	os.WriteFile(crate, good, 0o644)
+
+	// The recorded source is an install source: installing it again goes
+	// to the same registry and changes nothing.
+	out, _ = mustRun(t, "", "ext", "install", label, "--yes")
+	mustContain(t, "reinstall output", out, "echo is up to date")
+	sameSnapshot(t, "re-installing the recorded source", before, snapshot(t, cfg))
+}
+
+// TestOldLockLabelStillUpdatesFromItsRegistry: a lock written before
+// sources named their registry (source "crates.io:…" plus registry) still
+// updates from that registry, and an update with nothing new leaves it
+// byte-identical.
+func TestOldLockLabelStillUpdatesFromItsRegistry(t *testing.T) {
+	cfg := isolate(t)
+	_, reg := manifestOnlyIndex(t)
+	mustRun(t, "", "ext", "install", "echo", "--registry", reg, "--yes")
+	lockPath := filepath.Join(cfg, packaging.LockFileName)
+	lock := fileBytes(t, lockPath)
+	old := bytes.Replace(lock, []byte(`"source": "`+reg+`#yolop-extension-echo"`), []byte(`"source": "crates.io:yolop-extension-echo"`), 1)
+	if bytes.Equal(old, lock) {
+		t.Fatalf("the lock does not record the source %s", reg+"#yolop-extension-echo")
+	}
+	if err := os.WriteFile(lockPath, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, cfg)
+	out, errOut := mustRun(t, "", "ext", "update", "echo", "--yes")
+	mustContain(t, "update output", out, "echo is up to date")
+	if strings.Contains(errOut, "index.crates.io") {
+		t.Errorf("the update went to crates.io:\n%s", errOut)
+	}
+	sameSnapshot(t, "a no-op update of an old lock", before, snapshot(t, cfg))
+}
