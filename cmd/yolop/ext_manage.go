@@ -74,6 +74,12 @@ without a terminal and without --yes nothing is installed.`,
 			if name != "" {
 				rerun += " --name " + name
 			}
+			if registry != "" {
+				rerun += " --registry " + registry
+			}
+			if build {
+				rerun += " --build"
+			}
 			out, err := m.Install(cmd.Context(), extmgr.InstallRequest{
 				Source: args[0], Name: name, Registry: registry, Build: build,
 				Consent: a.consent(yes, rerun),

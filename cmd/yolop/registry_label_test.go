@@ -91,3 +91,37 @@ func TestOldLockLabelStillUpdatesFromItsRegistry(t *testing.T) {
 	}
 	sameSnapshot(t, "a no-op update of an old lock", before, snapshot(t, cfg))
 }
+
+// Installing an installed crate again from the same registry, without
+// --yes and with no terminal, is a no-op: it is the same source, so there
+// is nothing to approve, and every line names the registry.
+func TestReinstallFromTheSameRegistryNeedsNoConsent(t *testing.T) {
+	cfg := isolate(t)
+	_, reg := manifestOnlyIndex(t)
+	out, _ := mustRun(t, "", "ext", "install", "echo", "--registry", reg, "--yes")
+	if strings.Contains(out, "crates.io") {
+		t.Errorf("install output names crates.io for a crate from %s:\n%s", reg, out)
+	}
+	before := snapshot(t, cfg)
+	out, errOut, code := cli(t, "", "ext", "install", "echo", "--registry", reg)
+	if code != 0 {
+		t.Fatalf("re-install from the same registry asked for consent: %d\n%s\n%s", code, out, errOut)
+	}
+	mustContain(t, "reinstall", out, "echo is up to date")
+	if strings.Contains(out+errOut, "replaces it") || strings.Contains(out+errOut, "crates.io") {
+		t.Errorf("re-install output:\n%s\n%s", out, errOut)
+	}
+	sameSnapshot(t, "re-installing from the same registry", before, snapshot(t, cfg))
+}
+
+// The hint to re-run with --yes repeats the --registry the user gave, so
+// pasting it installs from the same place.
+func TestConsentHintKeepsTheRegistry(t *testing.T) {
+	isolate(t)
+	_, reg := manifestOnlyIndex(t)
+	_, errOut, code := cli(t, "", "ext", "install", "echo", "--registry", reg)
+	if code == 0 {
+		t.Fatal("a fresh install without a terminal or --yes succeeded")
+	}
+	mustContain(t, "hint", errOut, "yolop ext install echo --registry "+reg+" --yes")
+}

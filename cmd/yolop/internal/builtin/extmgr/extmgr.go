@@ -172,6 +172,12 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 		}
 		req.Registry = reg
 	}
+	if src.Kind == packaging.SourceCrate && src.Registry == "" && req.Registry != "" {
+		// Label the source with the registry it comes from, in the lock,
+		// the consent text and every message.
+		src.Registry = req.Registry
+		out.Source = src.String()
+	}
 	fetch, provision, err := m.fetcher(src, req.Registry, req.Build, out)
 	if err != nil {
 		return nil, err
@@ -180,10 +186,10 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 	// extension to another source needs consent even when the manifest
 	// is the same (the code behind it is not). Read before the store's
 	// exclusive lock is taken; Install re-checks the entry under it.
-	prevSources := map[string]string{}
+	prevSources := map[string]packaging.LockEntry{}
 	if lock, err := m.o.Store.ReadLock(ctx); err == nil {
 		for _, e := range lock.Extensions {
-			prevSources[e.Name] = e.Source
+			prevSources[e.Name] = e
 		}
 	}
 	res, err := m.o.Store.Install(ctx, packaging.InstallOptions{
@@ -195,9 +201,9 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 		Approve: func(next, prev *packaging.Manifest, ch packaging.Change) error {
 			p := proposal(src, next, prev, ch)
 			switched := false
-			if old, ok := prevSources[next.Name]; ok && prev != nil && old != src.String() {
+			if old, ok := prevSources[next.Name]; ok && prev != nil && !old.SameSource(src) {
 				switched = true
-				p.Text = fmt.Sprintf("%s is installed from %s; this replaces it with %s.\n%s", next.Name, old, src, p.Text)
+				p.Text = fmt.Sprintf("%s is installed from %s; this replaces it with %s.\n%s", next.Name, old.Source, src, p.Text)
 			}
 			if !p.Fresh && !ch.Widens() && !switched {
 				return nil // narrowing or notes only: applied, reported in the outcome
