@@ -123,6 +123,25 @@ func (e *CancelledError) Error() string {
 // Unwrap returns yep.ErrCancelled and the context's error.
 func (e *CancelledError) Unwrap() []error { return []error{yep.ErrCancelled, e.Cause} }
 
+// An InvalidResponseError fails a call whose response the connection
+// rejected: the line named the call's id but broke the envelope rules (both
+// or neither of result and error, a batch array, a "jsonrpc" other than
+// "2.0", a duplicate or case-variant member), so it has no single meaning.
+// The call fails as soon as the line is read.
+type InvalidResponseError struct {
+	// Method is the method of the call that failed.
+	Method string
+	// Reason names the violation, e.g. "both result and error".
+	Reason string
+}
+
+func (e *InvalidResponseError) Error() string {
+	if e.Method == "" {
+		return "invalid response: " + e.Reason
+	}
+	return e.Method + ": invalid response: " + e.Reason
+}
+
 // A Conn is a JSON-RPC connection. Its methods are safe for concurrent use.
 type Conn struct {
 	opts   Options
@@ -293,6 +312,9 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 
 func decodeReply(method string, r reply, result any) error {
 	if r.err != nil {
+		if ire, ok := r.err.(*InvalidResponseError); ok {
+			ire.Method = method
+		}
 		return r.err
 	}
 	if result == nil {
@@ -512,21 +534,31 @@ func (c *Conn) dispatch(line []byte) (job, bool) {
 	}
 	env, err := parseEnvelope(line)
 	if err != nil {
-		c.log.Warn("skipping an invalid message", "error", err, "line", truncate(line, 200))
+		reason := err.Error()
+		if errors.Is(err, errNotObject) && line[jsonscan.SkipWS(line, 0)] == '[' {
+			reason = reasonBatch
+		}
+		c.log.Warn("skipping an invalid message", "error", reason, "line", truncate(line, 200))
 		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
 			c.replyError(append(yep.ID(nil), env.id...), yep.Errorf(yep.CodeInvalidRequest, "invalid request: %v", err))
 		}
+		c.failRejected(line, reason)
+		return job{}, false
+	}
+	if !env.hasMethod() {
+		if reason := env.responseFault(); reason != "" {
+			c.log.Warn("skipping an invalid message", "error", "invalid response: "+reason, "line", truncate(line, 200))
+			c.failRejected(line, reason)
+			return job{}, false
+		}
+		c.handleResponse(&env)
 		return job{}, false
 	}
 	if verr := env.validate(); verr != nil {
 		c.log.Warn("skipping an invalid message", "error", verr.Message, "line", truncate(line, 200))
-		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
+		if env.id != nil && yep.ValidateID(env.id) == nil {
 			c.replyError(append(yep.ID(nil), env.id...), verr)
 		}
-		return job{}, false
-	}
-	if !env.hasMethod() {
-		c.handleResponse(&env)
 		return job{}, false
 	}
 	method, err := env.methodName()
@@ -543,6 +575,16 @@ func (c *Conn) dispatch(line []byte) (job, bool) {
 		return job{}, false
 	}
 	return c.handleRequest(method, params, bytes.Clone(env.id))
+}
+
+// failRejected fails, with an *InvalidResponseError naming reason, every
+// pending call a rejected line answers.
+func (c *Conn) failRejected(line []byte, reason string) {
+	for _, id := range rejectedResponseIDs(line) {
+		if n, ok := yep.ID(id).Int64(); ok && c.deliver(n, reply{err: &InvalidResponseError{Reason: reason}}) {
+			c.log.Debug("failed a call whose response was rejected", "id", n, "reason", reason)
+		}
+	}
 }
 
 func (c *Conn) handleResponse(env *envelope) {
