@@ -393,6 +393,10 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 		switch {
 		case errors.Is(err, yep.ErrCancelled) && ctx.Err() == context.DeadlineExceeded:
 			return nil, fmt.Errorf("extension %q did not answer initialize within %s", e.grant.Name, e.opts.HandshakeTimeout)
+		case errors.As(err, new(*jsonrpc.InvalidResponseError)):
+			var ire *jsonrpc.InvalidResponseError
+			errors.As(err, &ire)
+			return nil, e.invalidResponse(ire)
 		case errors.As(err, new(*jsonrpc.ClosedError)):
 			var ce *jsonrpc.ClosedError
 			errors.As(err, &ce)
@@ -650,6 +654,10 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 func (e *Extension) callError(what string, err error) error {
 	var ce *jsonrpc.ClosedError
 	var cancelled *jsonrpc.CancelledError
+	var invalid *jsonrpc.InvalidResponseError
+	if errors.As(err, &invalid) {
+		return e.invalidResponse(invalid)
+	}
 	if errors.As(err, &ce) || errors.As(err, &cancelled) {
 		return e.scrubError(fmt.Errorf("%s: %w", what, err))
 	}
@@ -658,6 +666,12 @@ func (e *Extension) callError(what string, err error) error {
 		return &yep.Error{Code: we.Code, Message: fmt.Sprintf("extension %q: %s: %s", e.grant.Name, what, e.scrub(we.Message)), Retryable: we.Retryable, Data: we.Data}
 	}
 	return e.scrubError(fmt.Errorf("extension %q: %s: %w", e.grant.Name, what, err))
+}
+
+// invalidResponse names the extension in a call failed by a response the
+// connection rejected, keeping the *jsonrpc.InvalidResponseError matchable.
+func (e *Extension) invalidResponse(ire *jsonrpc.InvalidResponseError) error {
+	return &scrubbedError{err: ire, text: e.scrub(fmt.Sprintf("invalid response from extension %q: %s", e.grant.Name, ire.Reason))}
 }
 
 // scrubError makes err's text pass through Scrub (an exit error carries the

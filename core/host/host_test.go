@@ -884,3 +884,28 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedReplyFailsTheCallAtOnce has a real server answer a tool call
+// with a line that breaks the envelope rules. The call fails naming the
+// violation and the extension, well before any timeout, and the server
+// keeps serving.
+func TestMalformedReplyFailsTheCallAtOnce(t *testing.T) {
+	s := newTestSession(t, SessionOptions{Grants: []Grant{pyGrant(t, "py", nil, "raw_reply", "echo")}})
+	for _, tc := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":$ID,"result":{"output":"a"},"error":{"message":"b"}}`, `invalid response from extension "py": both result and error`},
+		{`[{"jsonrpc":"2.0","id":$ID,"result":{"output":"a"}}]`, `invalid response from extension "py": a batch (JSON array) of messages; YEP sends one object per line`},
+		{`{"jsonrpc":"1.0","id":$ID,"result":{"output":"a"}}`, `invalid response from extension "py": "jsonrpc" is "1.0", not "2.0"`},
+		{`{"jsonrpc":"2.0","id":$ID,"Id":$ID,"result":{"output":"a"}}`, `invalid response from extension "py": case-variant member "Id"`},
+	} {
+		args, _ := json.Marshal(map[string]string{"line": tc.line})
+		_, err := s.CallTool(context.Background(), "raw_reply", "r", args, nil)
+		var ire *jsonrpc.InvalidResponseError
+		if err == nil || err.Error() != tc.want || !errors.As(err, &ire) {
+			t.Errorf("reply %s: err = %v, want %q matching *jsonrpc.InvalidResponseError", tc.line, err, tc.want)
+		}
+	}
+	res, err := s.CallTool(context.Background(), "echo", "e", json.RawMessage(`{"text":"still here"}`), nil)
+	if err != nil || res.Output != "still here" {
+		t.Fatalf("echo after the malformed replies = %+v, %v", res, err)
+	}
+}

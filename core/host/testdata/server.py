@@ -110,6 +110,12 @@ def tool_call(rid, params):
     elif name == "log":
         notify("log", {"level": "warn", "message": args.get("message", ""), "fields": {"k": "v"}})
         reply(rid, {"output": "ok"})
+    elif name == "raw_reply":
+        # Answers with the line given, "$ID" replaced by the request id: a
+        # way to send a malformed response.
+        with out_lock:
+            sys.stdout.write(args["line"].replace("$ID", json.dumps(rid)) + "\n")
+            sys.stdout.flush()
     elif name == "env":
         reply(rid, {"output": json.dumps(dict(os.environ))})
     else:
