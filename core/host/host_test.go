@@ -909,3 +909,75 @@ func TestMalformedReplyFailsTheCallAtOnce(t *testing.T) {
 		t.Fatalf("echo after the malformed replies = %+v, %v", res, err)
 	}
 }
+
+// TestStdoutFloodDegradesTheExtension has a real server write 20,000 lines
+// that are not JSON. The host logs a bounded number of warnings with a
+// summary, stops the server after the violation limit and marks it
+// degraded (no respawn) with a reason that says what to fix; another
+// extension of the session keeps serving.
+func TestStdoutFloodDegradesTheExtension(t *testing.T) {
+	lg, logs := testLogger()
+	s := newTestSession(t, SessionOptions{
+		Logger: lg,
+		Grants: []Grant{pyGrant(t, "flooder", nil, "flood"), pyGrant(t, "other", nil, "echo")},
+		// A window no machine is slow enough to stretch 100 violations
+		// past: the limit is reached whatever the load.
+		Extension: ExtensionOptions{ProtocolViolationWindow: time.Hour},
+	})
+	e, _ := s.Extension("flooder")
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.PID()
+	start := time.Now()
+	_, err := s.CallTool(context.Background(), "flood", "f", json.RawMessage(`{"n":20000}`), nil)
+	elapsed := time.Since(start)
+	const reason = `stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "garbage 99"; fix the server's stdout (only protocol JSON may go there), then /reload flooder`
+	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != `flood: extension "flooder" `+reason {
+		t.Fatalf("flood call = %v, want ErrProtocolViolations reading %q", err, `flood: extension "flooder" `+reason)
+	}
+	// The next call waits for the stop to be recorded, then refuses.
+	_, err = s.CallTool(context.Background(), "flood", "f2", nil, nil)
+	if err == nil || err.Error() != `extension "flooder" is degraded: `+reason {
+		t.Fatalf("call after the flood = %v, want the degraded reason", err)
+	}
+	if st, r := e.State(); st != StateDegraded || r != reason {
+		t.Fatalf("state = %s %q, want degraded %q", st, r, reason)
+	}
+	if pidAlive(pid) || e.PID() != 0 {
+		t.Fatalf("the flooding server (pid %d) was not stopped, or was respawned (pid %d)", pid, e.PID())
+	}
+	if st := e.Stats(); st.Restarts != 0 {
+		t.Fatalf("restarts = %d: a protocol violation is not a crash to respawn from", st.Restarts)
+	}
+	res, err := s.CallTool(context.Background(), "echo", "e", json.RawMessage(`{"text":"unaffected"}`), nil)
+	if err != nil || res.Output != "unaffected" {
+		t.Fatalf("other extension = %+v, %v", res, err)
+	}
+	// A burst of 10, then at most one per second the flood lasted.
+	warned := strings.Count(logs.String(), "skipping a line that is not JSON")
+	if limit := jsonrpc.DefaultWarnBurst + 1 + int(elapsed/jsonrpc.DefaultWarnInterval); warned > limit {
+		t.Errorf("%d warnings logged for the flood in %s, want at most %d", warned, elapsed, limit)
+	}
+	if !strings.Contains(logs.String(), "protocol warnings (rate limit)") {
+		t.Errorf("no summary of the suppressed warnings:\n%.4000s", logs)
+	}
+}
+
+// TestStdoutFloodDuringInitializeDegrades: a server that floods stdout
+// before it answers initialize never becomes ready and is not respawned.
+func TestStdoutFloodDuringInitializeDegrades(t *testing.T) {
+	s := newTestSession(t, SessionOptions{
+		Grants:    []Grant{pyGrant(t, "noisy", map[string]any{"mode": "flood_init"}, "echo")},
+		Extension: ExtensionOptions{ProtocolViolationWindow: time.Hour},
+	})
+	_, err := s.CallTool(context.Background(), "echo", "e", nil, nil)
+	const reason = `extension "noisy" stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "loading 99"; fix the server's stdout (only protocol JSON may go there), then /reload noisy`
+	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != reason {
+		t.Fatalf("err = %v, want %q", err, reason)
+	}
+	e, _ := s.Extension("noisy")
+	if st, r := e.State(); st != StateDegraded || r != reason {
+		t.Fatalf("state = %s %q", st, r)
+	}
+}
