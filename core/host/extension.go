@@ -355,9 +355,13 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 	}
 }
 
+// errHandshakeTimeout is the cause of a handshake context whose own
+// timeout expired, as opposed to the caller's context ending.
+var errHandshakeTimeout = errors.New("handshake timeout")
+
 // spawn starts a process and runs the handshake.
 func (e *Extension) spawn(ctx context.Context) (*process, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.HandshakeTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, errHandshakeTimeout)
 	defer cancel()
 	e.mu.Lock()
 	spec := e.grant.Server
@@ -405,7 +409,7 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	if err := p.conn.Call(ctx, yep.MethodInitialize, params, &res); err != nil {
 		e.kill(p)
 		switch {
-		case errors.Is(err, yep.ErrCancelled) && ctx.Err() == context.DeadlineExceeded:
+		case errors.Is(err, yep.ErrCancelled) && context.Cause(ctx) == errHandshakeTimeout:
 			return nil, fmt.Errorf("extension %q did not answer initialize within %s", e.grant.Name, e.opts.HandshakeTimeout)
 		case errors.As(err, new(*jsonrpc.ProtocolError)):
 			var pe *jsonrpc.ProtocolError

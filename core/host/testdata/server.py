@@ -87,6 +87,7 @@ def tool_call(rid, params):
         reply(rid, {"output": "streamed"})
     elif name == "slow":
         if cancelled.wait(30):
+            notify("log", {"level": "info", "message": "slow cancelled"})
             error(rid, -32800, "cancelled")
         else:
             reply(rid, {"output": "slow done"})
