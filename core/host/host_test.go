@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,6 +22,7 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/core/internal/leakcheck"
 	"yolop.dev/core/jsonrpc"
+	"yolop.dev/core/sdk"
 	"yolop.dev/core/yep"
 )
 
@@ -75,9 +78,26 @@ func newTestSession(t *testing.T, opts SessionOptions) *Session {
 	if opts.Extension.MinBackoff == 0 {
 		opts.Extension.MinBackoff = 10 * time.Millisecond
 	}
+	if opts.Extension.HandshakeTimeout == 0 {
+		// The production default (10s) covers the interpreter's start, which
+		// a loaded machine can stretch past it. Tests of the handshake
+		// timeout set their own; the rest are bounded by the test binary's
+		// deadline, not by how busy the machine is.
+		opts.Extension.HandshakeTimeout = untilDeadline(t)
+	}
 	s := NewSession(opts)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// untilDeadline is the time left before the test binary's -timeout, less
+// a margin to report a failure in, or an hour without a deadline.
+func untilDeadline(t *testing.T) time.Duration {
+	d, ok := t.Deadline()
+	if !ok {
+		return time.Hour
+	}
+	return max(time.Until(d)-30*time.Second, time.Second)
 }
 
 func pidAlive(pid int) bool {
@@ -242,29 +262,84 @@ func TestGarbageOnStdoutIsSkipped(t *testing.T) {
 	}
 }
 
+// TestHangingHandshakeDegradesWithoutHoldingUpOthers starts, on a fake
+// clock, a server that reads initialize and never answers beside one that
+// answers: the good one is ready at once while the other's handshake
+// timeout runs, and only that one is degraded when it expires. The fake
+// clock makes it exact whatever the machine's load, which real processes
+// cannot (an interpreter may take seconds to start); the test below runs a
+// real wedged server.
 func TestHangingHandshakeDegradesWithoutHoldingUpOthers(t *testing.T) {
+	leakcheck.Check(t)
+	synctest.Test(t, func(t *testing.T) {
+		hang := Grant{Name: "wedged", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "echo"}}, Prompt: &PromptGrant{Text: "x"}}
+		ok := Grant{Name: "fine", ProtocolVersion: "1.0", Prompt: &PromptGrant{Text: "fine prompt"}}
+		s := NewSession(SessionOptions{
+			Transport: pipeTransport{servers: map[string]func(context.Context, io.Reader, io.Writer) error{
+				"wedged": wedgedServer,
+				"fine":   sdkServer(func(s *sdk.Server) { s.Prompt("fine prompt") }),
+			}},
+			Grants:    []Grant{hang, ok},
+			Extension: ExtensionOptions{HandshakeTimeout: 2 * time.Second},
+		})
+		defer s.Close()
+		start := time.Now()
+		errc := make(chan error, 1)
+		go func() { errc <- s.Start(context.Background()) }()
+
+		synctest.Wait() // everything that can happen before the timeout has
+		e, _ := s.Extension("wedged")
+		f, _ := s.Extension("fine")
+		if st, _ := f.State(); st != StateReady {
+			t.Fatalf("fine state = %s while the other handshake is pending, want ready", st)
+		}
+		if st, _ := e.State(); st != StateStarting {
+			t.Fatalf("wedged state = %s before its timeout, want starting", st)
+		}
+
+		err := <-errc
+		if took := time.Since(start); took != 2*time.Second {
+			t.Errorf("Start returned after %s, want the handshake timeout, 2s", took)
+		}
+		if err == nil || err.Error() != `extension "wedged" did not answer initialize within 2s` {
+			t.Fatalf("Start = %v", err)
+		}
+		if st, reason := e.State(); st != StateDegraded || reason != `extension "wedged" did not answer initialize within 2s` {
+			t.Fatalf("wedged state = %s %q", st, reason)
+		}
+		if st, _ := f.State(); st != StateReady {
+			t.Fatalf("fine state = %s", st)
+		}
+		if p := s.SystemPrompt(context.Background(), "base"); !strings.Contains(p, "fine prompt") {
+			t.Fatalf("prompt = %q", p)
+		}
+	})
+}
+
+// TestHangingHandshakeOfARealServer runs a real server that reads
+// initialize and never answers: it is degraded when the handshake timeout
+// expires, and its process is gone. However long the interpreter takes to
+// start, the server never answers, so the outcome does not depend on load.
+func TestHangingHandshakeOfARealServer(t *testing.T) {
 	hang := pyGrant(t, "wedged", map[string]any{"mode": "hang"}, "echo")
 	hang.Prompt = &PromptGrant{Text: "x"} // eager
-	ok := pyGrant(t, "fine", nil, "echo")
-	ok.Prompt = &PromptGrant{Text: "fine prompt"}
 	s := newTestSession(t, SessionOptions{
-		Grants:    []Grant{hang, ok},
-		Extension: ExtensionOptions{HandshakeTimeout: 2 * time.Second},
+		Grants:    []Grant{hang},
+		Extension: ExtensionOptions{HandshakeTimeout: 500 * time.Millisecond},
 	})
 	err := s.Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), `"wedged" did not answer initialize`) {
+	if err == nil || !strings.Contains(err.Error(), `extension "wedged" did not answer initialize within 500ms`) {
 		t.Fatalf("Start = %v", err)
 	}
 	e, _ := s.Extension("wedged")
 	if st, _ := e.State(); st != StateDegraded {
 		t.Fatalf("wedged state = %s", st)
 	}
-	f, _ := s.Extension("fine")
-	if st, _ := f.State(); st != StateReady {
-		t.Fatalf("fine state = %s", st)
+	if e.PID() != 0 {
+		t.Fatalf("a process is still attached: pid %d", e.PID())
 	}
-	if p := s.SystemPrompt(context.Background(), "base"); !strings.Contains(p, "fine prompt") {
-		t.Fatalf("prompt = %q", p)
+	if _, err := s.CallTool(context.Background(), "echo", "e", nil, nil); err == nil || !strings.Contains(err.Error(), "is degraded") {
+		t.Fatalf("call on the degraded extension = %v", err)
 	}
 }
 
@@ -852,7 +927,7 @@ func slicesContainsTool(tools []ToolInfo, name string) bool {
 
 func waitFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(untilDeadline(t))
 	for {
 		data, _ := os.ReadFile(path)
 		if string(data) == want {
