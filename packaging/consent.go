@@ -11,8 +11,9 @@ import (
 
 // Summary renders the contribution summary shown before install: everything
 // the package may contribute, read from the manifest alone. Hooks that match
-// every tool, never_defer tools, prompt size and secret config fields are
-// called out; config values never appear (a manifest holds none).
+// every tool, never_defer tools, tool timeouts, prompt size and secret
+// config fields are called out; config values never appear (a manifest
+// holds none).
 func Summary(m *Manifest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Extension %s %s\n", m.Name, m.Version)
