@@ -60,8 +60,8 @@ type Options struct {
 	// Handler serves incoming requests and notifications. Nil answers every
 	// request with method-not-found and ignores notifications.
 	Handler Handler
-	// Logger receives protocol warnings (skipped lines, dropped responses).
-	// Nil means no logging.
+	// Logger receives protocol warnings (skipped lines, dropped responses),
+	// rate-limited by WarnBurst and WarnInterval. Nil means no logging.
 	Logger hclog.Logger
 	// MaxMessageSize bounds one incoming message. Zero means 16 MiB.
 	MaxMessageSize int
