@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -553,7 +554,7 @@ func (c *Conn) readUntilJob() (job, bool) {
 func (c *Conn) handleTooLarge(tl *TooLargeError) {
 	env, _ := parseEnvelope(tl.Prefix)
 	defer c.violation(false, fmt.Sprintf("a message over the %d-byte limit: %s", tl.Limit, truncate(tl.Prefix, 80)),
-		"skipped an oversized message", "limit", tl.Limit, "prefix", truncate(tl.Prefix, 120))
+		hclog.Error, "skipped an oversized message", "limit", tl.Limit, "prefix", truncate(tl.Prefix, 120))
 	if env.id == nil || yep.ValidateID(env.id) != nil {
 		return
 	}
@@ -571,7 +572,7 @@ func (c *Conn) handleTooLarge(tl *TooLargeError) {
 func (c *Conn) dispatch(line []byte) (job, bool) {
 	if !json.Valid(line) {
 		c.violation(true, fmt.Sprintf("a line that is not JSON: %q", truncate(line, 80)),
-			"skipping a line that is not JSON", "line", truncate(line, 200))
+			hclog.Warn, "skipping a line that is not JSON", "line", truncate(line, 200))
 		return job{}, false
 	}
 	env, err := parseEnvelope(line)
@@ -622,7 +623,7 @@ func (c *Conn) dispatch(line []byte) (job, bool) {
 // invalid records a skipped invalid message as a protocol violation.
 func (c *Conn) invalid(reason string, line []byte) {
 	c.violation(false, fmt.Sprintf("an invalid message (%s): %s", reason, truncate(line, 80)),
-		"skipping an invalid message", "error", reason, "line", truncate(line, 200))
+		hclog.Warn, "skipping an invalid message", "error", reason, "line", truncate(line, 200))
 }
 
 // failRejected fails, with an *InvalidResponseError naming reason, every
@@ -867,9 +868,14 @@ func (c *Conn) replyError(id yep.ID, e *yep.Error) {
 	}
 }
 
+// truncate returns b, or its first n bytes and an ellipsis, never cutting
+// a UTF-8 sequence in two.
 func truncate(b []byte, n int) string {
 	if len(b) <= n {
 		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
 	}
 	return string(b[:n]) + "…"
 }

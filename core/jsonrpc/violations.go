@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // Defaults for the protocol-violation limit and the warning rate limit.
@@ -98,14 +100,14 @@ func (v *violationLog) count(now time.Time) bool {
 
 // violation logs one protocol violation under the rate limit and counts
 // it; at the limit it ends the connection with a *ProtocolError. desc
-// describes the violation for ProtocolError.Last, msg and kv are the
-// warning.
-func (c *Conn) violation(notJSON bool, desc, msg string, kv ...any) {
+// describes the violation for ProtocolError.Last; level, msg and kv are the
+// log line.
+func (c *Conn) violation(notJSON bool, desc string, level hclog.Level, msg string, kv ...any) {
 	v := &c.violations
 	now := time.Now()
 	if v.allow(now) {
 		c.flushSuppressed()
-		c.log.Warn(msg, kv...)
+		c.log.Log(level, msg, kv...)
 	}
 	if !v.count(now) {
 		return
