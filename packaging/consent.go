@@ -6,12 +6,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Summary renders the contribution summary shown before install: everything
 // the package may contribute, read from the manifest alone. Hooks that match
-// every tool, never_defer tools, prompt size and secret config fields are
-// called out; config values never appear (a manifest holds none).
+// every tool, never_defer tools, tool timeouts, prompt size and secret
+// config fields are called out; config values never appear (a manifest
+// holds none).
 func Summary(m *Manifest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Extension %s %s\n", m.Name, m.Version)
@@ -50,6 +52,9 @@ func Summary(m *Manifest) string {
 		}
 		if t.Approval != "" {
 			marks = append(marks, "approval "+t.Approval)
+		}
+		if t.TimeoutMS > 0 {
+			marks = append(marks, "timeout "+msDuration(t.TimeoutMS).String())
 		}
 		line := "    - " + t.Name
 		if len(marks) > 0 {
@@ -296,9 +301,16 @@ func Diff(old, next *Manifest) Change {
 		nt[t.Name] = true
 		o, had := ot[t.Name]
 		if !had {
-			w := "new tool " + t.Name
+			var marks []string
 			if t.NeverDefer {
-				w += " (never_defer)"
+				marks = append(marks, "never_defer")
+			}
+			if t.TimeoutMS > 0 {
+				marks = append(marks, "timeout "+msDuration(t.TimeoutMS).String())
+			}
+			w := "new tool " + t.Name
+			if len(marks) > 0 {
+				w += " (" + strings.Join(marks, ", ") + ")"
 			}
 			wide("%s", w)
 			continue
@@ -327,6 +339,17 @@ func Diff(old, next *Manifest) Change {
 		}
 		if o.Narration != t.Narration {
 			wide("tool %s: narration changed", t.Name)
+		}
+		// A longer bound lets a call hold the turn (and the server keep
+		// working) longer than approved: a widening, like a longer hook
+		// timeout. The user's session limit still caps it.
+		switch ob, nb := toolBound(o.TimeoutMS), toolBound(t.TimeoutMS); {
+		case nb > ob:
+			wide("tool %s: timeout raised %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
+		case nb < ob:
+			narrow("tool %s: timeout lowered %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
+		case o.TimeoutMS != t.TimeoutMS:
+			note("tool %s: timeout %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
 		}
 	}
 	for _, t := range of.Tools {
@@ -493,6 +516,24 @@ func Diff(old, next *Manifest) Change {
 		}
 	}
 	return c
+}
+
+func msDuration(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// toolBound is how long a call of a tool with timeout_ms may run when the
+// session sets no lower limit.
+func toolBound(ms int) time.Duration {
+	if ms <= 0 {
+		return msDuration(DefaultToolTimeoutMS)
+	}
+	return msDuration(ms)
+}
+
+func timeoutText(ms int) string {
+	if ms <= 0 {
+		return msDuration(DefaultToolTimeoutMS).String() + " (host default)"
+	}
+	return msDuration(ms).String()
 }
 
 func onErr(s string) string {

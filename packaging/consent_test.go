@@ -19,11 +19,13 @@ func TestSummary(t *testing.T) {
 	m.Yolop.Prompt = &Prompt{Text: "hello", Dynamic: true, MaxBytes: 4096}
 	m.Yolop.Commands = []Command{{Name: "ping"}}
 	m.Yolop.Tools[0].NeverDefer, m.Yolop.Tools[0].Streaming = true, true
+	m.Yolop.Tools = append(m.Yolop.Tools, Tool{Name: "build", TimeoutMS: 5_400_000})
 	s := Summary(m)
 	for _, want := range []string{
 		"Extension echo 0.2.0",
 		`Server command: "yolop-extension-echo" "--stdio"`,
 		"- echo [never_defer: always in context, streaming]",
+		"- build [timeout 1h30m0s]",
 		`pre_tool_use on "*" (on_error block, timeout 500 ms)  !! MATCHES EVERY TOOL CALL`,
 		"- docs (http): https://docs.example/mcp",
 		`- fs (stdio): "npx" "fs-mcp"`,
@@ -87,6 +89,10 @@ func TestDiff(t *testing.T) {
 		{"new secret field", func(f obj) {
 			f["config_schema"] = obj{"type": "object", "properties": obj{"k": obj{"type": "string", "secret": true}}}
 		}, []string{"new config field k (secret)"}, nil},
+		{"tool timeout raised", func(f obj) { f["tools"].([]any)[1].(obj)["timeout_ms"] = 3_600_000 },
+			[]string{"tool b: timeout raised 10m0s (host default) → 1h0m0s"}, nil},
+		{"tool timeout lowered", func(f obj) { f["tools"].([]any)[1].(obj)["timeout_ms"] = 60_000 },
+			nil, []string{"tool b: timeout lowered 10m0s (host default) → 1m0s"}},
 		{"narrowing", func(f obj) {
 			f["tools"] = []any{obj{"name": "a", "description": "does a"}, obj{"name": "b"}}
 			f["hooks"] = []any{}
@@ -128,5 +134,45 @@ func TestDiff(t *testing.T) {
 	}
 	if c := Diff(old, &back); !c.Empty() {
 		t.Errorf("manifest JSON round trip changed the contribution: %s", c)
+	}
+}
+
+// TestDiffToolTimeout: a longer bound on a tool call widens the grant, a
+// shorter one narrows it; absent means the host default.
+func TestDiffToolTimeout(t *testing.T) {
+	with := func(ms int) *Manifest {
+		return loadJSON(t, func(f obj) {
+			tl := obj{"name": "a"}
+			if ms > 0 {
+				tl["timeout_ms"] = ms
+			}
+			f["tools"] = []any{tl}
+		})
+	}
+	for _, tc := range []struct {
+		from, to      int
+		widen, narrow []string
+		notes         []string
+	}{
+		{60_000, 120_000, []string{"tool a: timeout raised 1m0s → 2m0s"}, nil, nil},
+		{120_000, 60_000, nil, []string{"tool a: timeout lowered 2m0s → 1m0s"}, nil},
+		{60_000, 0, []string{"tool a: timeout raised 1m0s → 10m0s (host default)"}, nil, nil},
+		{3_600_000, 0, nil, []string{"tool a: timeout lowered 1h0m0s → 10m0s (host default)"}, nil},
+		{0, 600_000, nil, nil, []string{"tool a: timeout 10m0s (host default) → 10m0s"}},
+		{60_000, 60_000, nil, nil, nil},
+	} {
+		c := Diff(with(tc.from), with(tc.to))
+		if d := cmp.Diff(tc.widen, c.Widening); d != "" {
+			t.Errorf("%d → %d ms: widening (-want +got):\n%s", tc.from, tc.to, d)
+		}
+		if d := cmp.Diff(tc.narrow, c.Narrowing); d != "" {
+			t.Errorf("%d → %d ms: narrowing (-want +got):\n%s", tc.from, tc.to, d)
+		}
+		if d := cmp.Diff(tc.notes, c.Notes); d != "" {
+			t.Errorf("%d → %d ms: notes (-want +got):\n%s", tc.from, tc.to, d)
+		}
+	}
+	if fresh := Diff(nil, with(7_200_000)); !slices.Contains(fresh.Widening, "new tool a (timeout 2h0m0s)") {
+		t.Errorf("fresh install = %q, want the tool's timeout named", fresh.Widening)
 	}
 }

@@ -100,6 +100,11 @@ type Tool struct {
 	Narration string `json:"narration,omitempty"`
 	// Example is sample arguments doctor uses for a round trip.
 	Example json.RawMessage `json:"example,omitempty"`
+	// TimeoutMS is the longest one call of the tool may run, in
+	// milliseconds (1..MaxToolTimeoutMS); 0 (absent) means the host
+	// default, DefaultToolTimeoutMS. It is an upper bound: the user's
+	// session limit can only lower it.
+	TimeoutMS int `json:"timeout_ms,omitempty"`
 }
 
 // Hook events.

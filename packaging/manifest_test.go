@@ -184,6 +184,26 @@ func TestLoadRefusesHostileManifests(t *testing.T) {
 				f["hooks"] = []any{obj{"event": "pre_tool_use", "matcher": "**"}}
 			})})
 		}, ErrInvalidManifest, []string{"yolop.hooks[0].matcher", `spell match-all as "*"`}},
+		{"zero tool timeout", func(t *testing.T) string {
+			return pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
+				f["tools"] = []any{obj{"name": "a", "timeout_ms": 0}}
+			})})
+		}, ErrInvalidManifest, []string{"yolop.tools[0].timeout_ms", "minimum"}},
+		{"negative tool timeout", func(t *testing.T) string {
+			return pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
+				f["tools"] = []any{obj{"name": "a", "timeout_ms": -1}}
+			})})
+		}, ErrInvalidManifest, []string{"yolop.tools[0].timeout_ms"}},
+		{"tool timeout over a day", func(t *testing.T) string {
+			return pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
+				f["tools"] = []any{obj{"name": "a", "timeout_ms": 86400001}}
+			})})
+		}, ErrInvalidManifest, []string{"yolop.tools[0].timeout_ms", "maximum"}},
+		{"fractional tool timeout", func(t *testing.T) string {
+			return pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
+				f["tools"] = []any{obj{"name": "a", "timeout_ms": 1.5}}
+			})})
+		}, ErrInvalidManifest, []string{"yolop.tools[0].timeout_ms", "want integer"}},
 		{"insane hook timeout", func(t *testing.T) string {
 			return pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
 				f["hooks"] = []any{obj{"event": "pre_tool_use", "matcher": "x", "timeout_ms": 3600000}}
@@ -409,5 +429,40 @@ func TestNeverDeferBudgetWarns(t *testing.T) {
 	}
 	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "9 tools are never_defer") {
 		t.Errorf("warnings = %q", m.Warnings)
+	}
+}
+
+func TestToolTimeoutMS(t *testing.T) {
+	m, err := Load(pkg(t, map[string]any{"plugin.json": manifest(func(f obj) {
+		f["tools"] = []any{obj{"name": "a", "timeout_ms": 1800000}, obj{"name": "b", "timeout_ms": MaxToolTimeoutMS}, obj{"name": "c"}}
+	})}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, tl := range m.Yolop.Tools {
+		got = append(got, tl.TimeoutMS)
+	}
+	if d := cmp.Diff([]int{1800000, 86400000, 0}, got); d != "" {
+		t.Errorf("timeout_ms (-want +got):\n%s", d)
+	}
+	// The same field in Cargo.toml metadata.
+	m, err = Load(pkg(t, map[string]any{"Cargo.toml": `[package]
+name = "yolop-extension-slow"
+version = "0.1.0"
+
+[package.metadata.yolop]
+protocol_version = "1.0"
+capabilityServer = { command = "srv" }
+
+[[package.metadata.yolop.tools]]
+name = "build"
+timeout_ms = 3600000
+`}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl := m.Yolop.Tools[0]; tl.TimeoutMS != 3600000 {
+		t.Errorf("Cargo.toml timeout_ms = %d", tl.TimeoutMS)
 	}
 }

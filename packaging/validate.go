@@ -68,6 +68,14 @@ const SupportedProtocolMajor = 1
 // MaxHookTimeoutMS is the largest accepted hooks[].timeout_ms.
 const MaxHookTimeoutMS = 60000
 
+// MaxToolTimeoutMS is the largest accepted tools[].timeout_ms: one day.
+const MaxToolTimeoutMS = 24 * 60 * 60 * 1000
+
+// DefaultToolTimeoutMS is the limit the host applies to a call of a tool
+// without timeout_ms when the session sets none (host.DefaultToolTimeout:
+// 10 minutes). The consent diff measures a changed timeout against it.
+const DefaultToolTimeoutMS = 10 * 60 * 1000
+
 // parseManifest validates doc (plugin.json bytes) against the schema and the
 // semantic rules. prefix is prepended to field paths ("package.metadata."
 // for Cargo.toml).
@@ -244,6 +252,9 @@ func (c *checker) check() {
 		}
 		if t.NeverDefer {
 			never++
+		}
+		if t.TimeoutMS < 0 || t.TimeoutMS > MaxToolTimeoutMS {
+			c.errf(nil, fmt.Sprintf("yolop.tools[%d].timeout_ms", i), "%d is outside 1..%d (absent means the host default)", t.TimeoutMS, MaxToolTimeoutMS)
 		}
 	}
 	if never > MaxNeverDefer {

@@ -50,6 +50,10 @@ type ToolDef struct {
 	Approval    string
 	Risk        string
 	Narration   string
+	// TimeoutMS is the tool's own upper bound on one call, in
+	// milliseconds; 0 means none declared. See [SessionOptions.ToolTimeout]
+	// for how it combines with the session's limit.
+	TimeoutMS int
 }
 
 // A ToolCall is one invocation of a tool.

@@ -65,6 +65,17 @@ type ExtensionOptions struct {
 	// TraceQueue is the trace-event queue length; when full, events are
 	// dropped and counted. Zero means 1024.
 	TraceQueue int
+	// MaxProtocolViolations is how many protocol violations (lines on the
+	// server's stdout that are not JSON, invalid or oversized messages) a
+	// server may send within ProtocolViolationWindow. At the limit the
+	// server is stopped and the extension marked degraded until reloaded.
+	// Zero means 100 ([jsonrpc.DefaultMaxViolations]); negative means no
+	// limit.
+	MaxProtocolViolations int
+	// ProtocolViolationWindow is the sliding window of
+	// MaxProtocolViolations. Zero means 10s
+	// ([jsonrpc.DefaultViolationWindow]).
+	ProtocolViolationWindow time.Duration
 	// SessionID, WorkspaceRoot and Locale go into initialize.
 	SessionID, WorkspaceRoot, Locale string
 	// Asks answers ui/ask; nil answers every question cancelled.
@@ -344,9 +355,13 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 	}
 }
 
+// errHandshakeTimeout is the cause of a handshake context whose own
+// timeout expired, as opposed to the caller's context ending.
+var errHandshakeTimeout = errors.New("handshake timeout")
+
 // spawn starts a process and runs the handshake.
 func (e *Extension) spawn(ctx context.Context) (*process, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.HandshakeTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, errHandshakeTimeout)
 	defer cancel()
 	e.mu.Lock()
 	spec := e.grant.Server
@@ -370,6 +385,9 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 		Logger:   e.log,
 		Closer:   inst.Stdin(),
 		PeerGone: func(readErr error) error { return e.exitCause(inst, readErr) },
+
+		MaxViolations:   e.opts.MaxProtocolViolations,
+		ViolationWindow: e.opts.ProtocolViolationWindow,
 	})
 
 	e.mu.Lock()
@@ -398,8 +416,16 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	if err := p.conn.Call(ctx, yep.MethodInitialize, params, &res); err != nil {
 		e.kill(p)
 		switch {
-		case errors.Is(err, yep.ErrCancelled) && ctx.Err() == context.DeadlineExceeded:
+		case errors.Is(err, yep.ErrCancelled) && context.Cause(ctx) == errHandshakeTimeout:
 			return nil, fmt.Errorf("extension %q did not answer initialize within %s", e.grant.Name, e.opts.HandshakeTimeout)
+		case errors.As(err, new(*jsonrpc.ProtocolError)):
+			var pe *jsonrpc.ProtocolError
+			errors.As(err, &pe)
+			return nil, &scrubbedError{err: err, text: fmt.Sprintf("extension %q %s", e.grant.Name, e.protocolReason(pe))}
+		case errors.As(err, new(*jsonrpc.InvalidResponseError)):
+			var ire *jsonrpc.InvalidResponseError
+			errors.As(err, &ire)
+			return nil, e.invalidResponse(ire)
 		case errors.As(err, new(*jsonrpc.ClosedError)):
 			var ce *jsonrpc.ClosedError
 			errors.As(err, &ce)
@@ -466,11 +492,20 @@ func (e *Extension) watch(p *process) {
 		}
 		return
 	}
+	cause := p.conn.Err()
+	var pe *jsonrpc.ProtocolError
+	if errors.As(cause, &pe) {
+		// Not a crash: the server is running but breaking the protocol, and
+		// a respawn would do the same again.
+		e.state = StateDegraded
+		e.reason = e.protocolReason(pe)
+		e.log.Error("extension stopped and degraded", "reason", e.reason)
+		return
+	}
 	now := time.Now()
 	e.crashes = append(e.crashes, now)
 	e.crashes = slices.DeleteFunc(e.crashes, func(t time.Time) bool { return now.Sub(t) > e.opts.CrashWindow })
 	e.stats.add(func(c *counters) { c.restarts++ })
-	cause := p.conn.Err()
 	e.log.Error("extension crashed", "error", e.scrub(fmt.Sprint(cause)))
 	if len(e.crashes) >= e.opts.CrashLimit {
 		e.state = StateDegraded
@@ -491,6 +526,16 @@ func (e *Extension) watch(p *process) {
 			_, _ = e.ensure(ctx)
 		}()
 	}
+}
+
+// protocolReason says why a server that broke the protocol too often was
+// stopped, and what to do about it.
+func (e *Extension) protocolReason(pe *jsonrpc.ProtocolError) string {
+	fix := "fix the messages the server writes to stdout (see the YEP protocol reference)"
+	if pe.NotJSON {
+		fix = "fix the server's stdout (only protocol JSON may go there)"
+	}
+	return e.scrub(fmt.Sprintf("%v; %s, then /reload %s", pe, fix, e.grant.Name))
 }
 
 func (e *Extension) kill(p *process) {
@@ -657,6 +702,14 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 func (e *Extension) callError(what string, err error) error {
 	var ce *jsonrpc.ClosedError
 	var cancelled *jsonrpc.CancelledError
+	var invalid *jsonrpc.InvalidResponseError
+	if errors.As(err, &invalid) {
+		return e.invalidResponse(invalid)
+	}
+	var pe *jsonrpc.ProtocolError
+	if errors.As(err, &pe) {
+		return &scrubbedError{err: err, text: fmt.Sprintf("%s: extension %q %s", what, e.grant.Name, e.protocolReason(pe))}
+	}
 	if errors.As(err, &ce) || errors.As(err, &cancelled) {
 		return e.scrubError(fmt.Errorf("%s: %w", what, err))
 	}
@@ -665,6 +718,12 @@ func (e *Extension) callError(what string, err error) error {
 		return &yep.Error{Code: we.Code, Message: fmt.Sprintf("extension %q: %s: %s", e.grant.Name, what, e.scrub(we.Message)), Retryable: we.Retryable, Data: we.Data}
 	}
 	return e.scrubError(fmt.Errorf("extension %q: %s: %w", e.grant.Name, what, err))
+}
+
+// invalidResponse names the extension in a call failed by a response the
+// connection rejected, keeping the *jsonrpc.InvalidResponseError matchable.
+func (e *Extension) invalidResponse(ire *jsonrpc.InvalidResponseError) error {
+	return &scrubbedError{err: ire, text: e.scrub(fmt.Sprintf("invalid response from extension %q: %s", e.grant.Name, ire.Reason))}
 }
 
 // scrubError makes err's text pass through Scrub (an exit error carries the

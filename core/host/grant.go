@@ -53,6 +53,9 @@ type ToolGrant struct {
 	Approval    string
 	Risk        string
 	Narration   string
+	// TimeoutMS is the manifest's timeout_ms: an upper bound on one call
+	// of the tool, in milliseconds; 0 means none declared.
+	TimeoutMS int
 }
 
 // A HookGrant is one approved hook subscription.

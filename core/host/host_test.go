@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,6 +22,7 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/core/internal/leakcheck"
 	"yolop.dev/core/jsonrpc"
+	"yolop.dev/core/sdk"
 	"yolop.dev/core/yep"
 )
 
@@ -75,9 +78,26 @@ func newTestSession(t *testing.T, opts SessionOptions) *Session {
 	if opts.Extension.MinBackoff == 0 {
 		opts.Extension.MinBackoff = 10 * time.Millisecond
 	}
+	if opts.Extension.HandshakeTimeout == 0 {
+		// The production default (10s) covers the interpreter's start, which
+		// a loaded machine can stretch past it. Tests of the handshake
+		// timeout set their own; the rest are bounded by the test binary's
+		// deadline, not by how busy the machine is.
+		opts.Extension.HandshakeTimeout = untilDeadline(t)
+	}
 	s := NewSession(opts)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// untilDeadline is the time left before the test binary's -timeout, less
+// a margin to report a failure in, or an hour without a deadline.
+func untilDeadline(t *testing.T) time.Duration {
+	d, ok := t.Deadline()
+	if !ok {
+		return time.Hour
+	}
+	return max(time.Until(d)-30*time.Second, time.Second)
 }
 
 func pidAlive(pid int) bool {
@@ -242,29 +262,84 @@ func TestGarbageOnStdoutIsSkipped(t *testing.T) {
 	}
 }
 
+// TestHangingHandshakeDegradesWithoutHoldingUpOthers starts, on a fake
+// clock, a server that reads initialize and never answers beside one that
+// answers: the good one is ready at once while the other's handshake
+// timeout runs, and only that one is degraded when it expires. The fake
+// clock makes it exact whatever the machine's load, which real processes
+// cannot (an interpreter may take seconds to start); the test below runs a
+// real wedged server.
 func TestHangingHandshakeDegradesWithoutHoldingUpOthers(t *testing.T) {
+	leakcheck.Check(t)
+	synctest.Test(t, func(t *testing.T) {
+		hang := Grant{Name: "wedged", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "echo"}}, Prompt: &PromptGrant{Text: "x"}}
+		ok := Grant{Name: "fine", ProtocolVersion: "1.0", Prompt: &PromptGrant{Text: "fine prompt"}}
+		s := NewSession(SessionOptions{
+			Transport: pipeTransport{servers: map[string]func(context.Context, io.Reader, io.Writer) error{
+				"wedged": wedgedServer,
+				"fine":   sdkServer(func(s *sdk.Server) { s.Prompt("fine prompt") }),
+			}},
+			Grants:    []Grant{hang, ok},
+			Extension: ExtensionOptions{HandshakeTimeout: 2 * time.Second},
+		})
+		defer s.Close()
+		start := time.Now()
+		errc := make(chan error, 1)
+		go func() { errc <- s.Start(context.Background()) }()
+
+		synctest.Wait() // everything that can happen before the timeout has
+		e, _ := s.Extension("wedged")
+		f, _ := s.Extension("fine")
+		if st, _ := f.State(); st != StateReady {
+			t.Fatalf("fine state = %s while the other handshake is pending, want ready", st)
+		}
+		if st, _ := e.State(); st != StateStarting {
+			t.Fatalf("wedged state = %s before its timeout, want starting", st)
+		}
+
+		err := <-errc
+		if took := time.Since(start); took != 2*time.Second {
+			t.Errorf("Start returned after %s, want the handshake timeout, 2s", took)
+		}
+		if err == nil || err.Error() != `extension "wedged" did not answer initialize within 2s` {
+			t.Fatalf("Start = %v", err)
+		}
+		if st, reason := e.State(); st != StateDegraded || reason != `extension "wedged" did not answer initialize within 2s` {
+			t.Fatalf("wedged state = %s %q", st, reason)
+		}
+		if st, _ := f.State(); st != StateReady {
+			t.Fatalf("fine state = %s", st)
+		}
+		if p := s.SystemPrompt(context.Background(), "base"); !strings.Contains(p, "fine prompt") {
+			t.Fatalf("prompt = %q", p)
+		}
+	})
+}
+
+// TestHangingHandshakeOfARealServer runs a real server that reads
+// initialize and never answers: it is degraded when the handshake timeout
+// expires, and its process is gone. However long the interpreter takes to
+// start, the server never answers, so the outcome does not depend on load.
+func TestHangingHandshakeOfARealServer(t *testing.T) {
 	hang := pyGrant(t, "wedged", map[string]any{"mode": "hang"}, "echo")
 	hang.Prompt = &PromptGrant{Text: "x"} // eager
-	ok := pyGrant(t, "fine", nil, "echo")
-	ok.Prompt = &PromptGrant{Text: "fine prompt"}
 	s := newTestSession(t, SessionOptions{
-		Grants:    []Grant{hang, ok},
-		Extension: ExtensionOptions{HandshakeTimeout: 2 * time.Second},
+		Grants:    []Grant{hang},
+		Extension: ExtensionOptions{HandshakeTimeout: 500 * time.Millisecond},
 	})
 	err := s.Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), `"wedged" did not answer initialize`) {
+	if err == nil || !strings.Contains(err.Error(), `extension "wedged" did not answer initialize within 500ms`) {
 		t.Fatalf("Start = %v", err)
 	}
 	e, _ := s.Extension("wedged")
 	if st, _ := e.State(); st != StateDegraded {
 		t.Fatalf("wedged state = %s", st)
 	}
-	f, _ := s.Extension("fine")
-	if st, _ := f.State(); st != StateReady {
-		t.Fatalf("fine state = %s", st)
+	if e.PID() != 0 {
+		t.Fatalf("a process is still attached: pid %d", e.PID())
 	}
-	if p := s.SystemPrompt(context.Background(), "base"); !strings.Contains(p, "fine prompt") {
-		t.Fatalf("prompt = %q", p)
+	if _, err := s.CallTool(context.Background(), "echo", "e", nil, nil); err == nil || !strings.Contains(err.Error(), "is degraded") {
+		t.Fatalf("call on the degraded extension = %v", err)
 	}
 }
 
@@ -852,7 +927,7 @@ func slicesContainsTool(tools []ToolInfo, name string) bool {
 
 func waitFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(untilDeadline(t))
 	for {
 		data, _ := os.ReadFile(path)
 		if string(data) == want {
@@ -882,5 +957,102 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		if pidAlive(pid) {
 			t.Fatalf("process %d outlived its session", pid)
 		}
+	}
+}
+
+// TestMalformedReplyFailsTheCallAtOnce has a real server answer a tool call
+// with a line that breaks the envelope rules. The call fails naming the
+// violation and the extension, well before any timeout, and the server
+// keeps serving.
+func TestMalformedReplyFailsTheCallAtOnce(t *testing.T) {
+	s := newTestSession(t, SessionOptions{Grants: []Grant{pyGrant(t, "py", nil, "raw_reply", "echo")}})
+	for _, tc := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":$ID,"result":{"output":"a"},"error":{"message":"b"}}`, `invalid response from extension "py": both result and error`},
+		{`[{"jsonrpc":"2.0","id":$ID,"result":{"output":"a"}}]`, `invalid response from extension "py": a batch (JSON array) of messages; YEP sends one object per line`},
+		{`{"jsonrpc":"1.0","id":$ID,"result":{"output":"a"}}`, `invalid response from extension "py": "jsonrpc" is "1.0", not "2.0"`},
+		{`{"jsonrpc":"2.0","id":$ID,"Id":$ID,"result":{"output":"a"}}`, `invalid response from extension "py": case-variant member "Id"`},
+	} {
+		args, _ := json.Marshal(map[string]string{"line": tc.line})
+		_, err := s.CallTool(context.Background(), "raw_reply", "r", args, nil)
+		var ire *jsonrpc.InvalidResponseError
+		if err == nil || err.Error() != tc.want || !errors.As(err, &ire) {
+			t.Errorf("reply %s: err = %v, want %q matching *jsonrpc.InvalidResponseError", tc.line, err, tc.want)
+		}
+	}
+	res, err := s.CallTool(context.Background(), "echo", "e", json.RawMessage(`{"text":"still here"}`), nil)
+	if err != nil || res.Output != "still here" {
+		t.Fatalf("echo after the malformed replies = %+v, %v", res, err)
+	}
+}
+
+// TestStdoutFloodDegradesTheExtension has a real server write 20,000 lines
+// that are not JSON. The host logs a bounded number of warnings with a
+// summary, stops the server after the violation limit and marks it
+// degraded (no respawn) with a reason that says what to fix; another
+// extension of the session keeps serving.
+func TestStdoutFloodDegradesTheExtension(t *testing.T) {
+	lg, logs := testLogger()
+	s := newTestSession(t, SessionOptions{
+		Logger: lg,
+		Grants: []Grant{pyGrant(t, "flooder", nil, "flood"), pyGrant(t, "other", nil, "echo")},
+		// A window no machine is slow enough to stretch 100 violations
+		// past: the limit is reached whatever the load.
+		Extension: ExtensionOptions{ProtocolViolationWindow: time.Hour},
+	})
+	e, _ := s.Extension("flooder")
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.PID()
+	start := time.Now()
+	_, err := s.CallTool(context.Background(), "flood", "f", json.RawMessage(`{"n":20000}`), nil)
+	elapsed := time.Since(start)
+	const reason = `stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "garbage 99"; fix the server's stdout (only protocol JSON may go there), then /reload flooder`
+	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != `flood: extension "flooder" `+reason {
+		t.Fatalf("flood call = %v, want ErrProtocolViolations reading %q", err, `flood: extension "flooder" `+reason)
+	}
+	// The next call waits for the stop to be recorded, then refuses.
+	_, err = s.CallTool(context.Background(), "flood", "f2", nil, nil)
+	if err == nil || err.Error() != `extension "flooder" is degraded: `+reason {
+		t.Fatalf("call after the flood = %v, want the degraded reason", err)
+	}
+	if st, r := e.State(); st != StateDegraded || r != reason {
+		t.Fatalf("state = %s %q, want degraded %q", st, r, reason)
+	}
+	if pidAlive(pid) || e.PID() != 0 {
+		t.Fatalf("the flooding server (pid %d) was not stopped, or was respawned (pid %d)", pid, e.PID())
+	}
+	if st := e.Stats(); st.Restarts != 0 {
+		t.Fatalf("restarts = %d: a protocol violation is not a crash to respawn from", st.Restarts)
+	}
+	res, err := s.CallTool(context.Background(), "echo", "e", json.RawMessage(`{"text":"unaffected"}`), nil)
+	if err != nil || res.Output != "unaffected" {
+		t.Fatalf("other extension = %+v, %v", res, err)
+	}
+	// A burst of 10, then at most one per second the flood lasted.
+	warned := strings.Count(logs.String(), "skipping a line that is not JSON")
+	if limit := jsonrpc.DefaultWarnBurst + 1 + int(elapsed/jsonrpc.DefaultWarnInterval); warned > limit {
+		t.Errorf("%d warnings logged for the flood in %s, want at most %d", warned, elapsed, limit)
+	}
+	if !strings.Contains(logs.String(), "protocol warnings (rate limit)") {
+		t.Errorf("no summary of the suppressed warnings:\n%.4000s", logs)
+	}
+}
+
+// TestStdoutFloodDuringInitializeDegrades: a server that floods stdout
+// before it answers initialize never becomes ready and is not respawned.
+func TestStdoutFloodDuringInitializeDegrades(t *testing.T) {
+	s := newTestSession(t, SessionOptions{
+		Grants:    []Grant{pyGrant(t, "noisy", map[string]any{"mode": "flood_init"}, "echo")},
+		Extension: ExtensionOptions{ProtocolViolationWindow: time.Hour},
+	})
+	_, err := s.CallTool(context.Background(), "echo", "e", nil, nil)
+	const reason = `extension "noisy" stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "loading 99"; fix the server's stdout (only protocol JSON may go there), then /reload noisy`
+	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != reason {
+		t.Fatalf("err = %v, want %q", err, reason)
+	}
+	e, _ := s.Extension("noisy")
+	if st, r := e.State(); st != StateDegraded || r != reason {
+		t.Fatalf("state = %s %q", st, r)
 	}
 }

@@ -39,7 +39,18 @@ type SessionOptions struct {
 	Status StatusSink
 	// SessionID and WorkspaceRoot go to every extension.
 	SessionID, WorkspaceRoot string
-	// ToolTimeout bounds one tool call. Zero means 10 minutes.
+	// ToolTimeout is the user's limit on one tool call of this session.
+	// Zero means none set.
+	//
+	// A call is bounded by the explicit limits that apply to it: the
+	// tool's own TimeoutMS (the manifest's timeout_ms) if declared, and
+	// ToolTimeout if set, whichever is smaller; so the manifest is an upper
+	// bound the user can lower, never raise past. When neither is set the
+	// limit is [DefaultToolTimeout]. The limit bounds the tool running on
+	// a started server: not a lazy extension's start (bounded by its
+	// handshake timeout) nor the tool's hooks (bounded by theirs). When it
+	// expires the server is sent cancel and the call fails with a
+	// *[ToolTimeoutError].
 	ToolTimeout time.Duration
 	// Extension is the template for every extension's options; Transport,
 	// Logger, sinks, session id and workspace are filled in.
@@ -87,11 +98,52 @@ type ToolInfo struct {
 	Deferred bool
 }
 
+// DefaultToolTimeout bounds a tool call when neither the tool nor the
+// session sets a limit.
+const DefaultToolTimeout = 10 * time.Minute
+
+// ErrToolTimeout is matched, with errors.Is, by the error of a tool call
+// that ran out of time: a *[ToolTimeoutError].
+var ErrToolTimeout = errors.New("tool call timed out")
+
+// A ToolTimeoutError reports a tool call that ran longer than its limit
+// (see [SessionOptions.ToolTimeout]). It is not a cancel: it matches
+// [ErrToolTimeout] and [context.DeadlineExceeded], never yep.ErrCancelled
+// or context.Canceled. The server was sent cancel.
+type ToolTimeoutError struct {
+	// Tool is the session name of the tool, and Capability the capability
+	// that serves it ("ext:<name>").
+	Tool, Capability string
+	// Timeout is the limit that expired.
+	Timeout time.Duration
+}
+
+func (e *ToolTimeoutError) Error() string {
+	return fmt.Sprintf("tool %q timed out after %s", e.Tool, e.Timeout)
+}
+
+// Unwrap returns [ErrToolTimeout] and [context.DeadlineExceeded].
+func (e *ToolTimeoutError) Unwrap() []error {
+	return []error{ErrToolTimeout, context.DeadlineExceeded}
+}
+
+// effectiveToolTimeout is the limit of one call: the smaller of the
+// tool's declared timeout and the session's, when set; else the default.
+func effectiveToolTimeout(toolMS int, session time.Duration) time.Duration {
+	limit := session
+	if toolMS > 0 {
+		if d := time.Duration(toolMS) * time.Millisecond; limit <= 0 || d < limit {
+			limit = d
+		}
+	}
+	if limit <= 0 {
+		return DefaultToolTimeout
+	}
+	return limit
+}
+
 // NewSession builds a session. Nothing is started until [Session.Start].
 func NewSession(opts SessionOptions) *Session {
-	if opts.ToolTimeout <= 0 {
-		opts.ToolTimeout = 10 * time.Minute
-	}
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -246,7 +298,9 @@ func (e *HookBlockedError) Error() string {
 // CallTool runs one tool by its session name: pre_tool_use hooks in harness
 // order (any block wins; mutate replaces the arguments), the call itself
 // with streamed updates, then post_tool_use hooks (mutate replaces the
-// result). The call is bounded by the session's tool timeout and by ctx.
+// result). The call itself is bounded by its tool timeout (see
+// [SessionOptions.ToolTimeout]), hooks by their own timeouts, and all of
+// it by ctx.
 func (s *Session) CallTool(ctx context.Context, name, callID string, args json.RawMessage, onUpdate func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
 	s.mu.Lock()
 	t := s.tools[name]
@@ -254,8 +308,6 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	if t == nil {
 		return yep.ToolResult{}, fmt.Errorf("no tool %q in this session; /tools lists them", name)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.ToolTimeout)
-	defer cancel()
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -264,12 +316,28 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	if err != nil {
 		return yep.ToolResult{}, err
 	}
+	if e, ok := t.cap.(*Extension); ok {
+		// Start a lazy server first: its start is bounded by the handshake
+		// timeout, and the tool's own limit counts from a running server.
+		if err := e.Start(ctx); err != nil {
+			return yep.ToolResult{}, err
+		}
+	}
 	traced := s.traced()
 	if traced {
 		s.Trace(yep.TraceEventParams{Type: yep.TraceToolStarted, SpanID: callID, Data: mustJSON(map[string]any{"tool": name, "args": args})})
 	}
+	limit := effectiveToolTimeout(t.def.TimeoutMS, s.opts.ToolTimeout)
+	timeout := &ToolTimeoutError{Tool: name, Capability: t.cap.Name(), Timeout: limit}
+	callCtx, cancel := context.WithTimeoutCause(ctx, limit, timeout)
 	start := time.Now()
-	res, err := t.cap.CallTool(ctx, ToolCall{ID: callID, Name: t.def.Name, Args: args}, onUpdate)
+	res, err := t.cap.CallTool(callCtx, ToolCall{ID: callID, Name: t.def.Name, Args: args}, onUpdate)
+	if err != nil && context.Cause(callCtx) == error(timeout) {
+		// The limit expired: the connection sent cancel and resolved the
+		// call as cancelled, but for the user it is a timeout.
+		res, err = yep.ToolResult{}, timeout
+	}
+	cancel()
 	if traced {
 		done := map[string]any{"tool": name, "duration_ms": time.Since(start).Milliseconds(), "is_error": err != nil || res.IsError}
 		if err != nil {
@@ -278,9 +346,6 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		s.Trace(yep.TraceEventParams{Type: yep.TraceToolCompleted, SpanID: callID, Data: mustJSON(done)})
 	}
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded && !errors.Is(err, context.Canceled) {
-			return res, fmt.Errorf("tool %q timed out after %s: %w", name, s.opts.ToolTimeout, err)
-		}
 		return res, err
 	}
 	return s.firePost(ctx, t, callID, args, res), nil

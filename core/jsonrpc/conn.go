@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -60,8 +61,8 @@ type Options struct {
 	// Handler serves incoming requests and notifications. Nil answers every
 	// request with method-not-found and ignores notifications.
 	Handler Handler
-	// Logger receives protocol warnings (skipped lines, dropped responses).
-	// Nil means no logging.
+	// Logger receives protocol warnings (skipped lines, dropped responses),
+	// rate-limited by WarnBurst and WarnInterval. Nil means no logging.
 	Logger hclog.Logger
 	// MaxMessageSize bounds one incoming message. Zero means 16 MiB.
 	MaxMessageSize int
@@ -78,14 +79,33 @@ type Options struct {
 	// notification (LSP's "$/cancelRequest") instead of a request. A call
 	// cancelled this way still resolves at once on the calling side.
 	CancelNotification bool
-	// PeerGone is called once when reading ends, with the read error
-	// (io.EOF for a clean end). It returns the cause reported to pending
-	// calls, e.g. enriched with the process's exit status. Nil reports the
-	// read error as it is.
+	// PeerGone is called once when reading ends with a read error (io.EOF
+	// for a clean end), but not when the connection ended for
+	// MaxViolations. It returns the cause reported to pending calls, e.g.
+	// enriched with the process's exit status. Nil reports the read error
+	// as it is.
 	PeerGone func(readErr error) error
 	// Closer is closed by [Conn.Close] to release the underlying stream.
 	// Nil means Close only stops the connection.
 	Closer io.Closer
+	// MaxViolations is how many protocol violations the peer may send
+	// within ViolationWindow: lines that are not JSON, invalid messages
+	// (each also skipped, and answered or failed as the protocol says) and
+	// oversized messages. At the limit the connection ends, as Close would,
+	// with a *[ProtocolError]. Zero means [DefaultMaxViolations] (100);
+	// negative means no limit.
+	MaxViolations int
+	// ViolationWindow is the sliding window MaxViolations is counted in.
+	// Zero means [DefaultViolationWindow] (10s).
+	ViolationWindow time.Duration
+	// WarnBurst is how many protocol warnings are logged at once; past it,
+	// one more is logged per WarnInterval and the rest are counted into a
+	// "suppressed N protocol warnings" line, so a flood cannot flood the
+	// log. Zero means [DefaultWarnBurst] (10).
+	WarnBurst int
+	// WarnInterval is how often one more warning may be logged once the
+	// burst is spent. Zero means [DefaultWarnInterval] (1s).
+	WarnInterval time.Duration
 }
 
 // ErrClosed is matched, with errors.Is, by the error every pending and
@@ -123,6 +143,25 @@ func (e *CancelledError) Error() string {
 // Unwrap returns yep.ErrCancelled and the context's error.
 func (e *CancelledError) Unwrap() []error { return []error{yep.ErrCancelled, e.Cause} }
 
+// An InvalidResponseError fails a call whose response the connection
+// rejected: the line named the call's id but broke the envelope rules (both
+// or neither of result and error, a batch array, a "jsonrpc" other than
+// "2.0", a duplicate or case-variant member), so it has no single meaning.
+// The call fails as soon as the line is read.
+type InvalidResponseError struct {
+	// Method is the method of the call that failed.
+	Method string
+	// Reason names the violation, e.g. "both result and error".
+	Reason string
+}
+
+func (e *InvalidResponseError) Error() string {
+	if e.Method == "" {
+		return "invalid response: " + e.Reason
+	}
+	return e.Method + ": invalid response: " + e.Reason
+}
+
 // A Conn is a JSON-RPC connection. Its methods are safe for concurrent use.
 type Conn struct {
 	opts   Options
@@ -138,6 +177,8 @@ type Conn struct {
 	incoming map[string]context.CancelFunc
 	closeErr error // set once the connection is done
 	notifyN  int   // pending calls with an OnNotify
+
+	violations violationLog // used by the reading goroutine only
 
 	queued  atomic.Int64
 	sem     chan struct{}
@@ -179,6 +220,18 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if opts.CancelMethod == "" {
 		opts.CancelMethod = yep.MethodCancel
 	}
+	if opts.MaxViolations == 0 {
+		opts.MaxViolations = DefaultMaxViolations
+	}
+	if opts.ViolationWindow <= 0 {
+		opts.ViolationWindow = DefaultViolationWindow
+	}
+	if opts.WarnBurst <= 0 {
+		opts.WarnBurst = DefaultWarnBurst
+	}
+	if opts.WarnInterval <= 0 {
+		opts.WarnInterval = DefaultWarnInterval
+	}
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -198,6 +251,7 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		stop:     stop,
 		done:     make(chan struct{}),
 	}
+	c.violations = newViolationLog(&opts)
 	c.readWG.Add(1)
 	c.wg.Add(1)
 	go c.serve(true, nil)
@@ -293,6 +347,9 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 
 func decodeReply(method string, r reply, result any) error {
 	if r.err != nil {
+		if ire, ok := r.err.(*InvalidResponseError); ok {
+			ire.Method = method
+		}
 		return r.err
 	}
 	if result == nil {
@@ -464,8 +521,13 @@ func (c *Conn) readUntilJob() (job, bool) {
 			var tl *TooLargeError
 			if errors.As(err, &tl) {
 				c.handleTooLarge(tl)
+				if c.Err() != nil {
+					c.flushSuppressed()
+					return job{}, false
+				}
 				continue
 			}
+			c.flushSuppressed()
 			cause := err
 			if c.opts.PeerGone != nil {
 				cause = c.opts.PeerGone(err)
@@ -481,6 +543,7 @@ func (c *Conn) readUntilJob() (job, bool) {
 			return j, true
 		}
 		if c.Err() != nil {
+			c.flushSuppressed()
 			return job{}, false
 		}
 	}
@@ -490,7 +553,8 @@ func (c *Conn) readUntilJob() (job, bool) {
 // belonged to, judged from its first bytes.
 func (c *Conn) handleTooLarge(tl *TooLargeError) {
 	env, _ := parseEnvelope(tl.Prefix)
-	c.log.Error("skipped an oversized message", "limit", tl.Limit, "prefix", truncate(tl.Prefix, 120))
+	defer c.violation(false, fmt.Sprintf("a message over the %d-byte limit: %s", tl.Limit, truncate(tl.Prefix, 80)),
+		hclog.Error, "skipped an oversized message", "limit", tl.Limit, "prefix", truncate(tl.Prefix, 120))
 	if env.id == nil || yep.ValidateID(env.id) != nil {
 		return
 	}
@@ -507,31 +571,42 @@ func (c *Conn) handleTooLarge(tl *TooLargeError) {
 // returns for the caller to run.
 func (c *Conn) dispatch(line []byte) (job, bool) {
 	if !json.Valid(line) {
-		c.log.Warn("skipping a line that is not JSON", "line", truncate(line, 200))
+		c.violation(true, fmt.Sprintf("a line that is not JSON: %q", truncate(line, 80)),
+			hclog.Warn, "skipping a line that is not JSON", "line", truncate(line, 200))
 		return job{}, false
 	}
 	env, err := parseEnvelope(line)
 	if err != nil {
-		c.log.Warn("skipping an invalid message", "error", err, "line", truncate(line, 200))
+		reason := err.Error()
+		if errors.Is(err, errNotObject) && line[jsonscan.SkipWS(line, 0)] == '[' {
+			reason = reasonBatch
+		}
 		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
 			c.replyError(append(yep.ID(nil), env.id...), yep.Errorf(yep.CodeInvalidRequest, "invalid request: %v", err))
 		}
-		return job{}, false
-	}
-	if verr := env.validate(); verr != nil {
-		c.log.Warn("skipping an invalid message", "error", verr.Message, "line", truncate(line, 200))
-		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
-			c.replyError(append(yep.ID(nil), env.id...), verr)
-		}
+		c.failRejected(line, reason)
+		c.invalid(reason, line)
 		return job{}, false
 	}
 	if !env.hasMethod() {
+		if reason := env.responseFault(); reason != "" {
+			c.failRejected(line, reason)
+			c.invalid("invalid response: "+reason, line)
+			return job{}, false
+		}
 		c.handleResponse(&env)
+		return job{}, false
+	}
+	if verr := env.validate(); verr != nil {
+		if env.id != nil && yep.ValidateID(env.id) == nil {
+			c.replyError(append(yep.ID(nil), env.id...), verr)
+		}
+		c.invalid(verr.Message, line)
 		return job{}, false
 	}
 	method, err := env.methodName()
 	if err != nil {
-		c.log.Warn("skipping a message with an undecodable method", "line", truncate(line, 200))
+		c.invalid("undecodable method", line)
 		return job{}, false
 	}
 	var params json.RawMessage
@@ -543,6 +618,22 @@ func (c *Conn) dispatch(line []byte) (job, bool) {
 		return job{}, false
 	}
 	return c.handleRequest(method, params, bytes.Clone(env.id))
+}
+
+// invalid records a skipped invalid message as a protocol violation.
+func (c *Conn) invalid(reason string, line []byte) {
+	c.violation(false, fmt.Sprintf("an invalid message (%s): %s", reason, truncate(line, 80)),
+		hclog.Warn, "skipping an invalid message", "error", reason, "line", truncate(line, 200))
+}
+
+// failRejected fails, with an *InvalidResponseError naming reason, every
+// pending call a rejected line answers.
+func (c *Conn) failRejected(line []byte, reason string) {
+	for _, id := range rejectedResponseIDs(line) {
+		if n, ok := yep.ID(id).Int64(); ok && c.deliver(n, reply{err: &InvalidResponseError{Reason: reason}}) {
+			c.log.Debug("failed a call whose response was rejected", "id", n, "reason", reason)
+		}
+	}
 }
 
 func (c *Conn) handleResponse(env *envelope) {
@@ -777,9 +868,14 @@ func (c *Conn) replyError(id yep.ID, e *yep.Error) {
 	}
 }
 
+// truncate returns b, or its first n bytes and an ellipsis, never cutting
+// a UTF-8 sequence in two.
 func truncate(b []byte, n int) string {
 	if len(b) <= n {
 		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
 	}
 	return string(b[:n]) + "…"
 }

@@ -21,4 +21,11 @@
 // this side's pending calls are delivered to that call's
 // [CallOptions.OnNotify] in arrival order, ahead of the call's response;
 // this is how YEP's tool/update streams reach their caller.
+//
+// A line the connection must reject (not JSON, or not a valid message) is
+// skipped and logged under a rate limit. When it was meant as a response —
+// it has no method — and names one of this side's pending calls, that call
+// fails at once with an [InvalidResponseError]. Such lines, and oversized
+// messages, are protocol violations: [Options.MaxViolations] of them within
+// [Options.ViolationWindow] end the connection with a [ProtocolError].
 package jsonrpc

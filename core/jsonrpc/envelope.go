@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"yolop.dev/core/internal/jsonscan"
@@ -21,11 +22,18 @@ func (e *envelope) hasMethod() bool { return e.method != nil }
 var envelopeKeys = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
 
 var (
-	errNotObject   = errors.New("message is not a JSON object")
-	errDuplicate   = errors.New("duplicate member in envelope")
-	errCaseVariant = errors.New("case-variant envelope member")
-	errTruncated   = errors.New("truncated message")
+	errNotObject = errors.New("message is not a JSON object")
+	errTruncated = errors.New("truncated message")
 )
+
+// A memberFault is an envelope member that would give a message more than
+// one meaning: a duplicate, or a case variant of an envelope member.
+type memberFault struct {
+	kind string // "duplicate" or "case-variant"
+	key  string // the member's raw name
+}
+
+func (f *memberFault) Error() string { return fmt.Sprintf("%s member %q", f.kind, f.key) }
 
 // parseEnvelope splits a JSON object into its envelope members without
 // decoding the payloads. A member that appears twice, or whose name differs
@@ -41,14 +49,14 @@ func parseEnvelope(b []byte) (envelope, error) {
 		if slot == nil {
 			for _, k := range envelopeKeys {
 				if len(k) == len(key) && strings.EqualFold(k, string(key)) {
-					fault = errCaseVariant
+					fault = &memberFault{kind: "case-variant", key: string(key)}
 					return false
 				}
 			}
 			return true
 		}
 		if *slot != nil {
-			fault = errDuplicate
+			fault = &memberFault{kind: "duplicate", key: string(key)}
 			return false
 		}
 		*slot = val
@@ -83,20 +91,17 @@ func (e *envelope) slot(key []byte) *[]byte {
 	return nil
 }
 
-// validate checks the envelope's shape after a successful parse.
+// validate checks the shape of a request or notification (an envelope with
+// a method) after a successful parse.
 func (e *envelope) validate() *yep.Error {
 	if e.jsonrpc != nil && string(e.jsonrpc) != `"2.0"` {
 		return yep.Errorf(yep.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
-	if e.method != nil {
-		if len(e.method) < 2 || e.method[0] != '"' {
-			return yep.Errorf(yep.CodeInvalidRequest, `invalid request: "method" must be a string`)
-		}
-		if e.result != nil || e.err != nil {
-			return yep.Errorf(yep.CodeInvalidRequest, `invalid request: a request cannot carry "result" or "error"`)
-		}
-	} else if (e.result == nil) == (e.err == nil) {
-		return yep.Errorf(yep.CodeInvalidRequest, `invalid message: a response needs exactly one of "result" and "error"`)
+	if len(e.method) < 2 || e.method[0] != '"' {
+		return yep.Errorf(yep.CodeInvalidRequest, `invalid request: "method" must be a string`)
+	}
+	if e.result != nil || e.err != nil {
+		return yep.Errorf(yep.CodeInvalidRequest, `invalid request: a request cannot carry "result" or "error"`)
 	}
 	if e.id != nil && string(e.id) != "null" {
 		if err := yep.ValidateID(e.id); err != nil {
@@ -104,6 +109,89 @@ func (e *envelope) validate() *yep.Error {
 		}
 	}
 	return nil
+}
+
+// responseFault says why an envelope without a method is not a valid
+// response, or returns "" when it is one.
+func (e *envelope) responseFault() string {
+	switch {
+	case e.jsonrpc != nil && string(e.jsonrpc) != `"2.0"`:
+		return fmt.Sprintf(`"jsonrpc" is %s, not "2.0"`, truncate(e.jsonrpc, 40))
+	case e.result != nil && e.err != nil:
+		return "both result and error"
+	case e.result == nil && e.err == nil:
+		return "neither result nor error"
+	}
+	if e.id != nil && string(e.id) != "null" {
+		if err := yep.ValidateID(e.id); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// reasonBatch is the violation of a line holding a JSON array.
+const reasonBatch = "a batch (JSON array) of messages; YEP sends one object per line"
+
+// rejectedResponseIDs returns the ids named by the responses in a line the
+// connection rejected, so the calls they answer can fail at once instead of
+// waiting for their timeout. Every member spelled "id" in any letter case
+// counts (the line has no single meaning, so each candidate is taken); a
+// member spelled "method" in any case makes the object a request, whose id
+// lives in the peer's id space and names none of this side's calls. For a
+// batch array, each object element is judged on its own.
+func rejectedResponseIDs(line []byte) [][]byte {
+	i := jsonscan.SkipWS(line, 0)
+	if i >= len(line) {
+		return nil
+	}
+	switch line[i] {
+	case '{':
+		return responseIDs(line, nil)
+	case '[':
+		var ids [][]byte
+		i++
+		for {
+			i = jsonscan.SkipWS(line, i)
+			if i >= len(line) || line[i] == ']' {
+				return ids
+			}
+			if line[i] == ',' {
+				i++
+				continue
+			}
+			end := jsonscan.SkipValue(line, i)
+			if end < 0 {
+				return ids
+			}
+			if line[i] == '{' {
+				ids = responseIDs(line[i:end], ids)
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// responseIDs appends the id candidates of one object to ids, unless the
+// object is a request.
+func responseIDs(obj []byte, ids [][]byte) [][]byte {
+	var found [][]byte
+	request := false
+	_ = jsonscan.Members(obj, func(key, val []byte) bool {
+		switch {
+		case strings.EqualFold(string(key), "method"):
+			request = true
+			return false
+		case strings.EqualFold(string(key), "id"):
+			found = append(found, val)
+		}
+		return true
+	})
+	if request {
+		return ids
+	}
+	return append(ids, found...)
 }
 
 // methodName decodes the method string.

@@ -54,6 +54,7 @@ func FromManifest(m *packaging.Manifest) (host.Grant, error) {
 		g.Tools = append(g.Tools, host.ToolGrant{
 			Name: t.Name, Description: t.Description, InputSchema: slices.Clone(t.InputSchema),
 			NeverDefer: t.NeverDefer, Streaming: t.Streaming, Approval: t.Approval, Risk: t.Risk, Narration: t.Narration,
+			TimeoutMS: t.TimeoutMS,
 		})
 	}
 	for _, h := range f.Hooks {

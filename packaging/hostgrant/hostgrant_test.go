@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -77,5 +78,30 @@ func TestFromManifestNeedsAServer(t *testing.T) {
 	}
 	if _, err := FromManifest(m); err == nil || !strings.Contains(err.Error(), "extension plain") {
 		t.Errorf("want an error naming the extension, got %v", err)
+	}
+}
+
+func TestFromManifestToolTimeout(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(`{"name":"slow","version":"1","yolop":{"protocol_version":"1.0",
+		"capabilityServer":{"command":"srv"},"tools":[{"name":"build","timeout_ms":1800000},{"name":"quick"}]}}`), 0o644)
+	m, err := packaging.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := FromManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Tools) != 2 || g.Tools[0].TimeoutMS != 1800000 || g.Tools[1].TimeoutMS != 0 {
+		t.Errorf("tools = %+v, want timeout_ms carried (0 when absent)", g.Tools)
+	}
+}
+
+// TestDefaultToolTimeoutInStep keeps the default packaging renders in the
+// consent diff equal to the one the host applies.
+func TestDefaultToolTimeoutInStep(t *testing.T) {
+	if got := time.Duration(packaging.DefaultToolTimeoutMS) * time.Millisecond; got != host.DefaultToolTimeout {
+		t.Errorf("packaging.DefaultToolTimeoutMS is %s, host.DefaultToolTimeout %s", got, host.DefaultToolTimeout)
 	}
 }

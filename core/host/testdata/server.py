@@ -52,6 +52,11 @@ def notify(method, params):
 def handshake(rid, params):
     if mode == "hang":
         return  # never answers
+    if mode == "flood_init":
+        with out_lock:
+            for i in range(20000):
+                sys.stdout.write("loading %d\n" % i)
+            sys.stdout.flush()
     if mode == "exit_init":
         sys.stderr.write("fatal: cannot initialize\n")
         sys.stderr.flush()
@@ -82,6 +87,7 @@ def tool_call(rid, params):
         reply(rid, {"output": "streamed"})
     elif name == "slow":
         if cancelled.wait(30):
+            notify("log", {"level": "info", "message": "slow cancelled"})
             error(rid, -32800, "cancelled")
         else:
             reply(rid, {"output": "slow done"})
@@ -110,6 +116,19 @@ def tool_call(rid, params):
     elif name == "log":
         notify("log", {"level": "warn", "message": args.get("message", ""), "fields": {"k": "v"}})
         reply(rid, {"output": "ok"})
+    elif name == "flood":
+        # Writes n lines that are not JSON to stdout, then answers.
+        with out_lock:
+            for i in range(int(args.get("n", 1))):
+                sys.stdout.write("garbage %d\n" % i)
+            sys.stdout.flush()
+        reply(rid, {"output": "flooded"})
+    elif name == "raw_reply":
+        # Answers with the line given, "$ID" replaced by the request id: a
+        # way to send a malformed response.
+        with out_lock:
+            sys.stdout.write(args["line"].replace("$ID", json.dumps(rid)) + "\n")
+            sys.stdout.flush()
     elif name == "env":
         reply(rid, {"output": json.dumps(dict(os.environ))})
     else:

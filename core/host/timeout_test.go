@@ -1,0 +1,158 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/core/internal/leakcheck"
+	"yolop.dev/core/sdk"
+	"yolop.dev/core/yep"
+)
+
+// signalWriter records log output and closes a channel the first time the
+// output contains want: a log line as an event to wait on.
+type signalWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+}
+
+func newSignalWriter(want string) *signalWriter {
+	return &signalWriter{want: want, seen: make(chan struct{})}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.b.String(), w.want)
+	w.b.Write(p)
+	if !had && strings.Contains(w.b.String(), w.want) {
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func checkTimeoutError(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if !errors.Is(err, ErrToolTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v: want it to match ErrToolTimeout and context.DeadlineExceeded", err)
+	}
+	if errors.Is(err, yep.ErrCancelled) || errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v: a timeout must not read as a user cancel", err)
+	}
+	var te *ToolTimeoutError
+	if !errors.As(err, &te) {
+		t.Errorf("err = %v (%T), want a *ToolTimeoutError", err, err)
+	}
+}
+
+// TestToolTimeoutFromManifestAndSession runs a real server's tool that
+// only ends when cancelled, under the manifest's timeout_ms, the session's
+// ToolTimeout, or both: the smaller explicit value applies, the error says
+// how long that was and is not a cancel, and the server is still sent
+// cancel.
+func TestToolTimeoutFromManifestAndSession(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		timeoutMS int
+		session   time.Duration
+		want      string
+	}{
+		{"manifest only", 200, 0, `tool "slow" timed out after 200ms`},
+		{"session lowers the manifest", 600_000, 300 * time.Millisecond, `tool "slow" timed out after 300ms`},
+		{"manifest below the session", 200, time.Hour, `tool "slow" timed out after 200ms`},
+		{"session only", 0, 250 * time.Millisecond, `tool "slow" timed out after 250ms`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := newSignalWriter("py: slow cancelled")
+			g := pyGrant(t, "py", nil)
+			g.Tools = []ToolGrant{{Name: "slow", TimeoutMS: tc.timeoutMS}}
+			s := newTestSession(t, SessionOptions{
+				Grants:      []Grant{g},
+				ToolTimeout: tc.session,
+				Logger:      hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
+			})
+			_, err := s.CallTool(context.Background(), "slow", "s", nil, nil)
+			checkTimeoutError(t, err, tc.want)
+			<-logs.seen // the server reports, through the log notification, that it was cancelled
+		})
+	}
+}
+
+// TestDefaultToolTimeout runs, on a fake clock, a tool with no timeout_ms
+// in a session with no ToolTimeout: it is stopped after 10 minutes, and
+// its handler's context is cancelled. A user cancel still reads as one.
+func TestDefaultToolTimeout(t *testing.T) {
+	leakcheck.Check(t)
+	synctest.Test(t, func(t *testing.T) {
+		cancelled := make(chan time.Duration, 2)
+		srv := sdkServer(func(s *sdk.Server) {
+			s.Tool("block", func(ctx context.Context, _ *sdk.ToolCall) (yep.ToolResult, error) {
+				start := time.Now()
+				<-ctx.Done()
+				cancelled <- time.Since(start)
+				return yep.ToolResult{}, ctx.Err()
+			})
+		})
+		s := NewSession(SessionOptions{
+			Transport: pipeTransport{servers: map[string]func(context.Context, io.Reader, io.Writer) error{"ext": srv}},
+			Grants:    []Grant{{Name: "ext", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "block"}}}},
+		})
+		defer s.Close()
+		start := time.Now()
+		_, err := s.CallTool(context.Background(), "block", "b", nil, nil)
+		checkTimeoutError(t, err, `tool "block" timed out after 10m0s`)
+		if d := time.Since(start); d != DefaultToolTimeout {
+			t.Errorf("the call ended after %s, want %s", d, DefaultToolTimeout)
+		}
+		if d := <-cancelled; d != DefaultToolTimeout {
+			t.Errorf("the server's handler was cancelled after %s, want %s", d, DefaultToolTimeout)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Minute, cancel)
+		_, err = s.CallTool(ctx, "block", "b2", nil, nil)
+		if !errors.Is(err, yep.ErrCancelled) || errors.Is(err, ErrToolTimeout) {
+			t.Errorf("user cancel = %v, want a cancel, not a timeout", err)
+		}
+		<-cancelled
+	})
+}
+
+func TestEffectiveToolTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		timeoutMS int
+		session   time.Duration
+		want      time.Duration
+	}{
+		{0, 0, DefaultToolTimeout},
+		{0, 5 * time.Minute, 5 * time.Minute},
+		{0, time.Hour, time.Hour},
+		{30 * 60_000, 0, 30 * time.Minute},
+		{30 * 60_000, 5 * time.Minute, 5 * time.Minute},
+		{60_000, time.Hour, time.Minute},
+		{-5, 0, DefaultToolTimeout},
+	} {
+		if got := effectiveToolTimeout(tc.timeoutMS, tc.session); got != tc.want {
+			t.Errorf("effectiveToolTimeout(%d ms, session %s) = %s, want %s", tc.timeoutMS, tc.session, got, tc.want)
+		}
+	}
+}
