@@ -312,3 +312,56 @@ func BenchmarkSpawnVerified(b *testing.B) {
 	b.ReportMetric(float64(without.Microseconds())/n, "bare-µs/spawn")
 	b.ReportMetric(float64(with)/float64(without), "verified/bare")
 }
+
+// [session] tool_timeout bounds a call; its expiry is reported as a
+// timeout naming the tool and the limit, not as a cancel, and the
+// session goes on.
+func TestSessionToolTimeoutFromSettings(t *testing.T) {
+	cfg := isolate(t)
+	pkg := echoPackage(t)
+	if _, errOut, code := cli(t, "", "ext", "install", pkg, "--yes"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, errOut, code := cli(t, "", "ext", "enable", "echo"); code != 0 {
+		t.Fatal(errOut)
+	}
+	st := filepath.Join(cfg, "settings.toml")
+	f, err := os.OpenFile(st, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "\n[session]\ntool_timeout = \"1s\"")
+	f.Close()
+	script := `/call count {"n":100000,"delay_ms":50}` + "\n" + `/call echo {"text":"after"}` + "\n/quit\n"
+	out, errOut, code := cli(t, script, "session", "--json")
+	if code != 0 {
+		t.Fatalf("session: %d %s", code, errOut)
+	}
+	var timeout map[string]any
+	var after bool
+	for _, ev := range events(t, out) {
+		switch ev["event"] {
+		case "timeout":
+			timeout = ev
+		case "cancelled":
+			t.Errorf("the timeout was reported as a cancel: %v", ev)
+		case "result":
+			after = after || ev["output"] == "after"
+		}
+	}
+	if timeout == nil || timeout["tool"] != "count" || !strings.Contains(timeout["message"].(string), `tool "count" timed out after 1s`) {
+		t.Fatalf("timeout event = %v\n%s", timeout, out)
+	}
+	if !after {
+		t.Fatalf("the session did not go on after the timeout:\n%s", out)
+	}
+
+	// A malformed value is a warning; the session still runs.
+	b := strings.Replace(string(fileBytes(t, st)), `tool_timeout = "1s"`, `tool_timeout = "soon"`, 1)
+	os.WriteFile(st, []byte(b), 0o644)
+	out, _, code = cli(t, `/call echo {"text":"still"}`+"\n/quit\n", "session")
+	if code != 0 {
+		t.Fatal("a malformed tool_timeout stopped the session")
+	}
+	mustContain(t, "session", out, "session.tool_timeout", "settings.toml", "still")
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -89,6 +90,16 @@ func (a *app) enabledGrants(ctx context.Context) ([]host.Grant, []string) {
 		return nil, []string{"no extensions loaded: " + err.Error()}
 	}
 	return m.Grants(ctx)
+}
+
+// toolTimeout returns [session] tool_timeout from settings.toml, or 0
+// when it is not set.
+func (a *app) toolTimeout(ctx context.Context) (time.Duration, error) {
+	m, err := a.manager()
+	if err != nil {
+		return 0, err
+	}
+	return m.Settings().ToolTimeout(ctx)
 }
 
 // enableExtension persists an installed extension as enabled and returns

@@ -116,7 +116,12 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		grants = append(grants, g)
 		r.local[g.Name] = g
 	}
+	toolTimeout, err := a.toolTimeout(ctx)
+	if err != nil {
+		r.event("warning", map[string]any{"message": err.Error()}, "warning: "+err.Error()+"; using each tool's own timeout")
+	}
 	s := host.NewSession(host.SessionOptions{
+		ToolTimeout:   toolTimeout,
 		Grants:        grants,
 		Transport:     stdio.New(stdio.Options{Logger: a.log}),
 		Logger:        a.log,
@@ -357,6 +362,8 @@ func (r *repl) call(ctx context.Context, rest string, interrupts chan os.Signal)
 			}
 		})
 		switch {
+		case errors.Is(err, host.ErrToolTimeout):
+			r.event("timeout", map[string]any{"tool": name, "call_id": callID, "message": err.Error()}, "error: "+err.Error())
 		case errors.Is(err, yep.ErrCancelled) || errors.Is(err, context.Canceled):
 			r.event("cancelled", map[string]any{"tool": name, "call_id": callID}, "cancelled")
 		case err != nil:

@@ -264,6 +264,35 @@ func (f *File) DownloadLimits(ctx context.Context) (DownloadLimits, error) {
 	return l, err
 }
 
+// ToolTimeoutKey is the session's limit on one tool call, in the
+// [session] table:
+//
+//	[session]
+//	tool_timeout = "5m"   # a call runs for min(this, the tool's timeout_ms)
+const ToolTimeoutKey = "session" + delim + "tool_timeout"
+
+// ToolTimeout returns [session] tool_timeout, or 0 when it is not set (the
+// tool's own timeout_ms applies, else 10 minutes). A malformed or zero value
+// is an error naming the file and the key.
+func (f *File) ToolTimeout(ctx context.Context) (time.Duration, error) {
+	var t time.Duration
+	err := f.read(ctx, func(d *doc) error {
+		if !d.k.Exists(ToolTimeoutKey) {
+			return nil
+		}
+		v, err := duration(d.k.Get(ToolTimeoutKey))
+		if err == nil && v == 0 {
+			err = errors.New("found 0; a tool call needs some time (remove the key for the default)")
+		}
+		if err != nil {
+			return fmt.Errorf("%w %s: session.tool_timeout must be a duration such as \"5m\" or a number of seconds: %v", ErrMalformed, f.path, err)
+		}
+		t = v
+		return nil
+	})
+	return t, err
+}
+
 // duration reads a settings duration: a Go duration string or a whole
 // number of seconds, not negative.
 func duration(v any) (time.Duration, error) {

@@ -346,3 +346,31 @@ func TestDownloadLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestToolTimeout(t *testing.T) {
+	ctx := context.Background()
+	f := New(t.TempDir())
+	if d, err := f.ToolTimeout(ctx); err != nil || d != 0 {
+		t.Fatalf("no settings file: %v, %v; want 0 (not set)", d, err)
+	}
+	for body, want := range map[string]time.Duration{
+		"[session]\ntool_timeout = \"90s\"\n": 90 * time.Second,
+		"[session]\ntool_timeout = 120\n":     2 * time.Minute,
+		"[other]\nx = 1\n":                     0,
+	} {
+		if err := os.WriteFile(f.Path(), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := f.ToolTimeout(ctx); err != nil || d != want {
+			t.Errorf("%q: %v, %v; want %v", body, d, err, want)
+		}
+	}
+	for _, body := range []string{"[session]\ntool_timeout = 0\n", "[session]\ntool_timeout = \"later\"\n", "[session]\ntool_timeout = \"-1m\"\n"} {
+		if err := os.WriteFile(f.Path(), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.ToolTimeout(ctx); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "session.tool_timeout") || !strings.Contains(err.Error(), f.Path()) {
+			t.Errorf("%q: err = %v; want ErrMalformed naming session.tool_timeout and the file", body, err)
+		}
+	}
+}
