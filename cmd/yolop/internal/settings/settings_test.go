@@ -356,7 +356,7 @@ func TestToolTimeout(t *testing.T) {
 	for body, want := range map[string]time.Duration{
 		"[session]\ntool_timeout = \"90s\"\n": 90 * time.Second,
 		"[session]\ntool_timeout = 120\n":     2 * time.Minute,
-		"[other]\nx = 1\n":                     0,
+		"[other]\nx = 1\n":                    0,
 	} {
 		if err := os.WriteFile(f.Path(), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
