@@ -35,6 +35,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(pidnsModeEnv); mode != "" {
+		stdio.SetPIDNamespaceModeForTest(mode) // for the whole process
+	}
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(fakeServer(mode))
 	}
