@@ -21,7 +21,7 @@ import (
 func ctxBackground() context.Context { return context.Background() }
 
 // testBinary is this test binary, re-executed as a fake server.
-func testBinary(t *testing.T) string {
+func testBinary(t testing.TB) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -31,7 +31,7 @@ func testBinary(t *testing.T) string {
 }
 
 // fakeSpec returns a spec that runs the named fake server.
-func fakeSpec(t *testing.T, name, mode string, env map[string]string) core.ServerSpec {
+func fakeSpec(t testing.TB, name, mode string, env map[string]string) core.ServerSpec {
 	t.Helper()
 	// GORACE: a -race binary otherwise sleeps a second at exit.
 	e := map[string]string{fakeEnv: mode, "GORACE": "atexit_sleep_ms=0"}
