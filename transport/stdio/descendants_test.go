@@ -229,6 +229,13 @@ func TestStopEndsDescendants(t *testing.T) {
 			if !tc.want(err) {
 				t.Errorf("stop = %v", err)
 			}
+			// The kernel reaps a namespace's processes before its init
+			// becomes a zombie, so none is left once the stop returns.
+			for what, pid := range pids {
+				if !procGone(pid) {
+					t.Errorf("%s %d still running when the stop returned", what, pid)
+				}
+			}
 			waitGone(t, inst.PID(), "server")
 			for what, pid := range pids {
 				waitGone(t, pid, what)

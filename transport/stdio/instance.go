@@ -36,14 +36,17 @@ func (h *Instance) Stdin() io.WriteCloser { return &stdinWriter{h: h} }
 
 // Stop implements [core.Instance]: it closes stdin, waits up to grace for
 // the process to exit, sends SIGTERM to its process group, waits up to the
-// transport's TermGrace, then sends SIGKILL. It returns once the process is
-// reaped and every goroutine of the instance has finished, with the same
-// value as Err.
+// transport's TermGrace, then sends SIGKILL. (A server that would drop the
+// SIGTERM as the init of its PID namespace gets SIGKILL at once; see the
+// package doc.) It returns once the process is reaped, and in a PID
+// namespace every descendant gone, and every goroutine of the instance has
+// finished, with the same value as Err.
 func (h *Instance) Stop(grace time.Duration) error { return h.p.stop(grace) }
 
 // Kill implements [core.Instance]: it sends SIGKILL to the process group
-// and returns, with the same value as Err, once the process is reaped and
-// every goroutine of the instance has finished.
+// and returns, with the same value as Err, once the process is reaped (in
+// a PID namespace, once every descendant is gone) and every goroutine of
+// the instance has finished.
 func (h *Instance) Kill() error { return h.p.kill() }
 
 // Done implements [core.Instance].
@@ -65,7 +68,9 @@ func (h *Instance) Err() error {
 // first, each capped and redacted as logged.
 func (h *Instance) StderrTail() []string { return h.p.tail.snapshot() }
 
-// PID implements [core.Instance]. The process's group id is the same.
+// PID implements [core.Instance]: the server's pid as the host sees it,
+// also when the server runs in a PID namespace of its own (where it is 1).
+// The process's group id is the same.
 func (h *Instance) PID() int { return h.p.pid }
 
 type stdoutReader struct{ h *Instance }

@@ -472,7 +472,7 @@ func TestDroppedInstanceIsKilled(t *testing.T) {
 	logger, buf := captureLogger()
 	tr := stdio.New(stdio.Options{Logger: logger})
 	pid := startDropped(t, tr)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for !procGone(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("dropped instance's server %d still running", pid)
