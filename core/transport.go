@@ -52,6 +52,10 @@ type Transport interface {
 // lock). Stop, Kill, Done, Err and StderrTail may be called from any
 // goroutine, any number of times. Stop and Kill unblock a pending Stdout
 // read (it returns io.EOF or an error) once the process has exited.
+//
+// Whether the processes a server starts end with it, and with a host that
+// is killed, is the transport's to document (transport/stdio ends them on
+// Linux by running each server as the init of its own PID namespace).
 type Instance interface {
 	// Stdout is the server's message stream toward the host.
 	Stdout() io.Reader
@@ -71,7 +75,9 @@ type Instance interface {
 	Err() error
 	// StderrTail returns the last lines the server wrote to stderr.
 	StderrTail() []string
-	// PID is the operating-system process id, or 0 if there is none.
+	// PID is the operating-system process id as the host sees it (in the
+	// host's PID namespace, whatever namespace the server runs in), or 0 if
+	// there is none.
 	PID() int
 }
 

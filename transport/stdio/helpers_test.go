@@ -21,7 +21,7 @@ import (
 func ctxBackground() context.Context { return context.Background() }
 
 // testBinary is this test binary, re-executed as a fake server.
-func testBinary(t *testing.T) string {
+func testBinary(t testing.TB) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -31,7 +31,7 @@ func testBinary(t *testing.T) string {
 }
 
 // fakeSpec returns a spec that runs the named fake server.
-func fakeSpec(t *testing.T, name, mode string, env map[string]string) core.ServerSpec {
+func fakeSpec(t testing.TB, name, mode string, env map[string]string) core.ServerSpec {
 	t.Helper()
 	// GORACE: a -race binary otherwise sleeps a second at exit.
 	e := map[string]string{fakeEnv: mode, "GORACE": "atexit_sleep_ms=0"}
@@ -91,11 +91,15 @@ func procGone(pid int) bool {
 	return state == 'Z' || state == 'X'
 }
 
-// waitGone polls until pid is gone; the bound only stops a broken test
-// from hanging and is not a performance threshold.
+// hangGuard bounds a wait only so that a broken test fails instead of
+// hanging; it is no performance threshold, and generous because process
+// start and exit can take seconds on a loaded machine.
+const hangGuard = time.Minute
+
+// waitGone polls until pid is gone, for up to hangGuard.
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for !procGone(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s (pid %d) is still running", what, pid)
@@ -104,15 +108,15 @@ func waitGone(t *testing.T, pid int, what string) {
 	}
 }
 
-// within runs f and fails the test if it has not returned by a generous
-// bound (a hang guard, not a timing assertion).
+// within runs f and fails the test if it has not returned within
+// hangGuard (a hang guard, not a timing assertion).
 func within(t *testing.T, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); f() }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatalf("%s did not return", what)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -35,14 +36,17 @@ func (h *Instance) Stdin() io.WriteCloser { return &stdinWriter{h: h} }
 
 // Stop implements [core.Instance]: it closes stdin, waits up to grace for
 // the process to exit, sends SIGTERM to its process group, waits up to the
-// transport's TermGrace, then sends SIGKILL. It returns once the process is
-// reaped and every goroutine of the instance has finished, with the same
-// value as Err.
+// transport's TermGrace, then sends SIGKILL. (A server that would drop the
+// SIGTERM as the init of its PID namespace gets SIGKILL at once; see the
+// package doc.) It returns once the process is reaped, and in a PID
+// namespace every descendant gone, and every goroutine of the instance has
+// finished, with the same value as Err.
 func (h *Instance) Stop(grace time.Duration) error { return h.p.stop(grace) }
 
 // Kill implements [core.Instance]: it sends SIGKILL to the process group
-// and returns, with the same value as Err, once the process is reaped and
-// every goroutine of the instance has finished.
+// and returns, with the same value as Err, once the process is reaped (in
+// a PID namespace, once every descendant is gone) and every goroutine of
+// the instance has finished.
 func (h *Instance) Kill() error { return h.p.kill() }
 
 // Done implements [core.Instance].
@@ -64,7 +68,9 @@ func (h *Instance) Err() error {
 // first, each capped and redacted as logged.
 func (h *Instance) StderrTail() []string { return h.p.tail.snapshot() }
 
-// PID implements [core.Instance]. The process's group id is the same.
+// PID implements [core.Instance]: the server's pid as the host sees it,
+// also when the server runs in a PID namespace of its own (where it is 1).
+// The process's group id is the same.
 func (h *Instance) PID() int { return h.p.pid }
 
 type stdoutReader struct{ h *Instance }
@@ -89,8 +95,12 @@ type proc struct {
 	log         hclog.Logger
 	termGrace   time.Duration
 	stderrDrain time.Duration
-	cmd         *exec.Cmd
-	pid         int // set before start returns
+	// newCmd builds the command to start with the given attributes; the
+	// waiter calls it once, or twice when the kernel refuses namespaces.
+	newCmd func(*syscall.SysProcAttr) *exec.Cmd
+	cmd    *exec.Cmd // set before start returns
+	pid    int       // set before start returns
+	pidns  bool      // the server is the init of its own PID namespace; set before start returns
 
 	// Our ends of the pipes, and the child's ends (closed once started).
 	stdin, stdout, stderr       *os.File
@@ -153,11 +163,13 @@ func (p *proc) wait(started chan<- error) {
 		// or ended without touching the (gone) child.
 		defer runtime.UnlockOSThread()
 	}
-	if err := p.cmd.Start(); err != nil {
+	cmd, pidns, err := p.startCmd()
+	p.newCmd = nil
+	if err != nil {
 		started <- err
 		return
 	}
-	p.pid = p.cmd.Process.Pid
+	p.cmd, p.pid, p.pidns = cmd, cmd.Process.Pid, pidns
 	started <- nil
 
 	if waitExitedNoReap(p.pid) {
@@ -195,6 +207,27 @@ func (p *proc) wait(started chan<- error) {
 	close(p.done)
 }
 
+// startCmd starts the server, in a PID namespace of its own unless they
+// are off or have been refused. A namespaced start that fails as a refusal
+// would is retried without namespaces: if that succeeds, the refusal is
+// remembered for the rest of the process; if not, the command itself is at
+// fault and the plain start's error is returned. A failed start ran none
+// of the server's code, so retrying is safe.
+func (p *proc) startCmd() (cmd *exec.Cmd, pidns bool, err error) {
+	pidns = usePIDNamespace()
+	cmd = p.newCmd(sysProcAttr(pidns))
+	err = cmd.Start()
+	if err == nil || !pidns || !nsRefusal(err) {
+		return cmd, pidns, err
+	}
+	plain := p.newCmd(sysProcAttr(false))
+	if perr := plain.Start(); perr != nil {
+		return nil, false, perr
+	}
+	noteNSRefused(p.log, err)
+	return plain, false, nil
+}
+
 // exitError describes the reaped process's end: nil for exit status 0.
 func (p *proc) exitError() error {
 	code, sig := exitStatus(p.cmd.ProcessState)
@@ -215,6 +248,27 @@ func (p *proc) signal(sig os.Signal) {
 	}
 	signalGroup(p.pid, sig)
 	_ = p.cmd.Process.Signal(sig)
+}
+
+// terminate is Stop's SIGTERM step: SIGTERM to the process group and to
+// the leader. The init of a PID namespace drops a SIGTERM it has no
+// handler for, where any other process would die of it; for such a server
+// terminate sends the leader SIGKILL as well, which is what SIGTERM's
+// default action amounts to (the kernel then kills the rest of the
+// namespace), instead of leaving it to run out TermGrace.
+func (p *proc) terminate() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return
+	}
+	dropped := p.pidns && initDropsTerm(p.pid)
+	signalGroup(p.pid, sigTerm)
+	_ = p.cmd.Process.Signal(sigTerm)
+	if dropped {
+		p.log.Debug("server has no SIGTERM handler, and as the init of its PID namespace would not die of SIGTERM; sending SIGKILL, as SIGTERM's default action would have ended it")
+		_ = p.cmd.Process.Signal(sigKill)
+	}
 }
 
 func (p *proc) closeStdin() error {
@@ -253,7 +307,7 @@ func (p *proc) stop(grace time.Duration) error {
 	p.closeStdin()
 	if !p.waitDone(grace) {
 		p.log.Debug("server did not exit after stdin was closed; sending SIGTERM", "grace", grace)
-		p.signal(sigTerm)
+		p.terminate()
 		if !p.waitDone(p.termGrace) {
 			p.log.Warn("server ignored SIGTERM; sending SIGKILL", "term_grace", p.termGrace)
 			p.signal(sigKill)

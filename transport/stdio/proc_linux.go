@@ -4,7 +4,6 @@ package stdio
 
 import (
 	"errors"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,14 +14,6 @@ import (
 // (prctl(2); golang/go#27505), and the Go runtime ends a thread when a
 // goroutine exits while locked to it.
 const lockThread = true
-
-// sysProcAttr puts the server in its own process group and arms SIGKILL as
-// its parent-death signal. The runtime checks in the child, after arming,
-// that the parent is still alive, so a host that dies during the fork does
-// not leave an orphan.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
 
 // waitExitedNoReap blocks until process pid has exited, leaving it a zombie
 // (waitid with WNOWAIT), and reports true. While the zombie is unreaped its

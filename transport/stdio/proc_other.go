@@ -5,6 +5,8 @@ package stdio
 import (
 	"os"
 	"syscall"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // Without process groups the transport cannot keep its promises, so Start
@@ -19,7 +21,11 @@ var (
 	sigKill os.Signal = os.Kill
 )
 
-func sysProcAttr() *syscall.SysProcAttr            { return nil }
+func sysProcAttr(pidns bool) *syscall.SysProcAttr  { return nil }
+func usePIDNamespace() bool                        { return false }
+func nsRefusal(err error) bool                     { return false }
+func noteNSRefused(log hclog.Logger, err error)    {}
+func initDropsTerm(pid int) bool                   { return false }
 func waitExitedNoReap(pid int) bool                { return false }
 func signalGroup(pid int, sig os.Signal)           {}
 func exitStatus(ps *os.ProcessState) (int, string) { return ps.ExitCode(), "" }

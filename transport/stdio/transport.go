@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -105,9 +106,11 @@ func New(opts Options) *Transport {
 }
 
 // Start implements [core.Transport]. It resolves the command, builds the
-// scrubbed environment, and starts the server in its own process group. It
-// returns once the process is running. ctx is checked before the process
-// is started; cancelling it later has no effect on the instance.
+// scrubbed environment, and starts the server in its own process group
+// and, on Linux, as the init of its own PID namespace (without one where
+// the kernel refuses it). It returns once the process is running. ctx is
+// checked before the process is started; cancelling it later has no effect
+// on the instance.
 //
 // The returned instance is an *[Instance]. The caller owns it and must call
 // Stop or Kill on it.
@@ -145,20 +148,23 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = &exec.Cmd{
-		Path:        path,
-		Args:        append([]string{spec.Command}, spec.Args...),
-		Env:         env,
-		Dir:         dir,
-		Stdin:       p.childIn,
-		Stdout:      p.childOut,
-		Stderr:      p.childErr,
-		SysProcAttr: sysProcAttr(),
+	args := append([]string{spec.Command}, spec.Args...)
+	p.newCmd = func(attr *syscall.SysProcAttr) *exec.Cmd {
+		return &exec.Cmd{
+			Path:        path,
+			Args:        args,
+			Env:         env,
+			Dir:         dir,
+			Stdin:       p.childIn,
+			Stdout:      p.childOut,
+			Stderr:      p.childErr,
+			SysProcAttr: attr,
+		}
 	}
 	if err := p.start(); err != nil {
 		return nil, fmt.Errorf("extension %q: start %s: %w; check that it is a program this system can run", spec.Name, path, err)
 	}
-	p.log.Debug("server started", "pid", p.pid, "path", path, "dir", dir)
+	p.log.Debug("server started", "pid", p.pid, "path", path, "dir", dir, "pid_namespace", p.pidns)
 	h := &Instance{p: p}
 	runtime.AddCleanup(h, (*proc).abandon, p)
 	return h, nil
