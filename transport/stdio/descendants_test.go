@@ -141,14 +141,15 @@ func TestServerRunsInOwnPIDNamespace(t *testing.T) {
 	tr := stdio.New(stdio.Options{})
 	inst := start(t, tr, fakeSpec(t, "echo", "echo", nil))
 	pid := inst.PID()
+	own := inst.(*stdio.Instance).OwnPIDNamespace()
 	if !expectPIDNS(t) {
-		if ownPIDNS(t, pid) {
-			t.Errorf("server %d runs in a PID namespace of its own; want none in this mode", pid)
+		if ownPIDNS(t, pid) || own {
+			t.Errorf("server %d runs in a PID namespace of its own (OwnPIDNamespace %v); want none in this mode", pid, own)
 		}
 		return
 	}
-	if !ownPIDNS(t, pid) {
-		t.Fatalf("server %d shares the host's PID namespace; want one of its own", pid)
+	if !ownPIDNS(t, pid) || !own {
+		t.Fatalf("server %d: own PID namespace %v, OwnPIDNamespace %v; want both", pid, ownPIDNS(t, pid), own)
 	}
 	// PID is the host-visible pid: the outermost NSpid entry; inside its
 	// namespace the server is 1.

@@ -73,6 +73,13 @@ func (h *Instance) StderrTail() []string { return h.p.tail.snapshot() }
 // The process's group id is the same.
 func (h *Instance) PID() int { return h.p.pid }
 
+// OwnPIDNamespace reports whether the server runs as the init of a PID
+// namespace of its own (see the package doc). Pids of the host side then
+// mean nothing to it: a protocol that hands the server the parent's pid to
+// watch (LSP's initialize processId) must send none, or the server finds
+// no such process and exits.
+func (h *Instance) OwnPIDNamespace() bool { return h.p.pidns }
+
 type stdoutReader struct{ h *Instance }
 
 func (r *stdoutReader) Read(b []byte) (int, error) {

@@ -69,6 +69,13 @@ type Options struct {
 	// PeerGone turns the read error that ended the connection into the
 	// cause pending calls fail with (e.g. the process's exit status).
 	PeerGone func(readErr error) error
+	// NoProcessID sends initialize's processId as null instead of this
+	// process's pid. Set it when the server cannot see this process — it
+	// runs in a PID namespace of its own — or a server that watches the pid
+	// (vscode-languageserver's, in pyright and typescript-language-server)
+	// finds no such process and exits. Its life is then tied to ours by the
+	// transport instead.
+	NoProcessID bool
 }
 
 // ServerCapabilities is the part of the server's capabilities the tools
@@ -211,8 +218,12 @@ func (c *Client) initialize(ctx context.Context) error {
 		kinds[i] = i + 1
 	}
 	rootURI := protocol.URIFromPath(c.opts.Root)
+	var pid any = os.Getpid()
+	if c.opts.NoProcessID {
+		pid = nil
+	}
 	params := map[string]any{
-		"processId":  os.Getpid(),
+		"processId":  pid,
 		"clientInfo": map[string]string{"name": "yolop-extension-lsp"},
 		"rootUri":    rootURI,
 		"rootPath":   c.opts.Root,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -66,6 +67,13 @@ func (t *tap) onWrite(marker string, hook func()) {
 // startGopls runs gopls on root and returns a started client.
 func startGopls(t *testing.T, root string, encs []protocol.Encoding) (*Client, *tap) {
 	t.Helper()
+	return startGoplsWith(t, root, Options{Encodings: encs})
+}
+
+// startGoplsWith is startGopls with more options; Name, Root and Closer
+// are filled in.
+func startGoplsWith(t *testing.T, root string, opts Options) (*Client, *tap) {
+	t.Helper()
 	lsptest.RequireGopls(t)
 	cmd := exec.Command("gopls")
 	cmd.Dir = root
@@ -83,7 +91,8 @@ func startGopls(t *testing.T, root string, encs []protocol.Encoding) (*Client, *
 	tp := &tap{w: stdin}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Start(ctx, stdout, tp, Options{Name: "gopls", Root: root, Encodings: encs, Closer: stdin})
+	opts.Name, opts.Root, opts.Closer = "gopls", root, stdin
+	c, err := Start(ctx, stdout, tp, opts)
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -230,5 +239,21 @@ func TestLookupSection(t *testing.T) {
 	}
 	if got := string(lookupSection(nil, "gopls")); got != `{}` {
 		t.Errorf("nil settings: %s", got)
+	}
+}
+
+// initialize's processId is our pid, so a server can exit when we die;
+// with NoProcessID it is null, for a server in a PID namespace of its own
+// that cannot see our pid (pyright exits when the pid it is given does not
+// exist).
+func TestProcessID(t *testing.T) {
+	root := lsptest.Fixture(t, "gomod")
+	_, tp := startGopls(t, root, nil)
+	if want := fmt.Sprintf(`"processId":%d`, os.Getpid()); !strings.Contains(tp.String(), want) {
+		t.Errorf("initialize lacks %s", want)
+	}
+	_, tp = startGoplsWith(t, root, Options{NoProcessID: true})
+	if !strings.Contains(tp.String(), `"processId":null`) {
+		t.Errorf("initialize with NoProcessID lacks \"processId\":null")
 	}
 }

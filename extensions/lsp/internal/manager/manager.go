@@ -351,6 +351,7 @@ func (m *Manager) start(ctx context.Context, key string, sc ServerConfig, root s
 		Settings:              settings,
 		Closer:                inst.Stdin(),
 		PeerGone:              func(readErr error) error { return exitCause(name, inst, readErr) },
+		NoProcessID:           ownPIDNamespace(inst),
 		ApplyEdit: func(ctx context.Context, edit protocol.WorkspaceEdit) protocol.ApplyWorkspaceEditResult {
 			if m.opts.ApplyEdit == nil {
 				return protocol.ApplyWorkspaceEditResult{FailureReason: "edits are applied only by the lsp tools"}
@@ -577,4 +578,11 @@ func (m *Manager) Workspace(ctx context.Context) (hs []*Handle, errs []error) {
 		hs = append(hs, h)
 	}
 	return hs, errs
+}
+
+// ownPIDNamespace reports whether inst runs in a PID namespace of its own
+// (the stdio transport on Linux), where our pid means nothing to it.
+func ownPIDNamespace(inst core.Instance) bool {
+	ns, ok := inst.(interface{ OwnPIDNamespace() bool })
+	return ok && ns.OwnPIDNamespace()
 }
