@@ -108,20 +108,3 @@ func TestReadLockFileNamesTheFile(t *testing.T) {
 		t.Error("a corrupt lock was rewritten")
 	}
 }
-
-func TestWriteFileAtomic(t *testing.T) {
-	d := t.TempDir()
-	p := filepath.Join(d, "f")
-	if err := writeFileAtomic(p, []byte("one"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeFileAtomic(p, []byte("two"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(p)
-	fi, _ := os.Stat(p)
-	ents, _ := os.ReadDir(d)
-	if string(b) != "two" || fi.Mode().Perm() != 0o600 || len(ents) != 1 {
-		t.Errorf("content %q mode %v entries %d", b, fi.Mode().Perm(), len(ents))
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"yolop.dev/internal/atomicfile"
 )
 
 // ConfigDir is $YOLOP_CONFIG_DIR if set, else os.UserConfigDir()/yolop. It
@@ -325,7 +326,7 @@ func (s *Store) recover() error {
 		if err := os.Remove(jp); err != nil {
 			return fmt.Errorf("removing install journal %s: %w", jp, err)
 		}
-		if err := syncDir(ext); err != nil {
+		if err := atomicfile.SyncDir(ext); err != nil {
 			return err
 		}
 	}
@@ -389,7 +390,7 @@ func (s *Store) applyJournal(j journal) error {
 			return err
 		}
 	}
-	return syncDir(ext)
+	return atomicfile.SyncDir(ext)
 }
 
 func exists(p string) bool {
@@ -429,7 +430,7 @@ func (s *Store) commit(name, staged string, next *Lockfile) error {
 	pkg := filepath.Join(ext, name)
 	j.HadOld = exists(pkg)
 	jb, _ := json.Marshal(j)
-	if err := writeFileAtomic(s.journalPath(), jb, 0o644); err != nil {
+	if err := atomicfile.Write(s.journalPath(), jb, 0o644); err != nil {
 		return err
 	}
 	s.step("journal")
@@ -444,11 +445,11 @@ func (s *Store) commit(name, staged string, next *Lockfile) error {
 			return s.rollback(fmt.Errorf("moving the staged package into %s: %w", pkg, err))
 		}
 	}
-	if err := syncDir(ext); err != nil {
+	if err := atomicfile.SyncDir(ext); err != nil {
 		return s.rollback(err)
 	}
 	s.step("placed")
-	if err := writeFileAtomic(s.LockPath(), data, 0o644); err != nil {
+	if err := atomicfile.Write(s.LockPath(), data, 0o644); err != nil {
 		return s.rollback(err)
 	}
 	s.step("locked")

@@ -63,6 +63,7 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/text v0.44.0
 	golang.org/x/time v0.16.0 // indirect
+	yolop.dev/internal v0.0.0
 )
 
 replace (
@@ -72,3 +73,5 @@ replace (
 	yolop.dev/registry/git => ../../registry/git
 	yolop.dev/transport/stdio => ../../transport/stdio
 )
+
+replace yolop.dev/internal => ../../internal

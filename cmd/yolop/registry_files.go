@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+
+	"yolop.dev/internal/atomicfile"
 )
 
 // sha256File returns the lowercase hex SHA-256 of the file at p.
@@ -23,40 +24,6 @@ func sha256File(p string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// writeAtomic writes a file through a temp file in the same directory,
-// renamed into place once complete and synced, so a reader never sees a
-// partial file.
-func writeAtomic(dst string, perm os.FileMode, fill func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := fill(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), dst); err != nil {
-		return err
-	}
-	ok = true
-	return nil
-}
-
 // copyFile copies src to dst (atomically) with mode perm.
 func copyFile(src, dst string, perm os.FileMode) error {
 	in, err := os.Open(src)
@@ -64,7 +31,7 @@ func copyFile(src, dst string, perm os.FileMode) error {
 		return err
 	}
 	defer in.Close()
-	return writeAtomic(dst, perm, func(w io.Writer) error {
+	return atomicfile.WriteFunc(dst, perm, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"yolop.dev/internal/atomicfile"
 	"yolop.dev/packaging"
 	"yolop.dev/registry/cratesio"
 )
@@ -207,7 +208,7 @@ func packExtension(ctx context.Context, o packOptions) (*packResult, error) {
 		}
 	}
 	res.File = filepath.Join(o.OutDir, cratesio.CrateFileName(crate, m.Version))
-	err = writeAtomic(res.File, 0o644, func(w io.Writer) error {
+	err = atomicfile.WriteFunc(res.File, 0o644, func(w io.Writer) error {
 		return cratesio.WriteCrate(w, crate, m.Version, tree)
 	})
 	if err != nil {
@@ -243,7 +244,7 @@ func buildArtifact(ctx context.Context, m *packaging.Manifest, goMain, bin strin
 		return packedArtifact{}, fmt.Errorf("pack %s: go build %s for %s/%s failed: %v\n%s", m.Name, goMain, t.goos, t.goarch, err, bytes.TrimSpace(b))
 	}
 	pa := packedArtifact{Target: t.triple, File: filepath.Join(o.OutDir, m.Name+"-"+t.triple+".tar.gz")}
-	err = writeAtomic(pa.File, 0o644, func(w io.Writer) error { return writeTarGz(w, out, name) })
+	err = atomicfile.WriteFunc(pa.File, 0o644, func(w io.Writer) error { return writeTarGz(w, out, name) })
 	if err != nil {
 		return packedArtifact{}, fmt.Errorf("pack %s: writing %s: %w", m.Name, pa.File, err)
 	}

@@ -21,6 +21,7 @@ require (
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	yolop.dev/internal v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/transport/stdio v0.0.0
 )
@@ -30,3 +31,5 @@ replace yolop.dev/core => ../../core
 replace yolop.dev/transport/stdio => ../../transport/stdio
 
 replace yolop.dev/packaging => ../../packaging
+
+replace yolop.dev/internal => ../../internal

@@ -21,6 +21,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/hashicorp/go-hclog"
+	"yolop.dev/internal/atomicfile"
 )
 
 // Options configures a [Client]. Every zero value means the documented
@@ -598,7 +599,7 @@ func (c *Client) fetchIndexFile(ctx context.Context, rel string, withToken bool,
 		}
 		if cpath != "" && (newHdr.ETag != "" || newHdr.LastModified != "") {
 			line, _ := json.Marshal(newHdr)
-			if err := writeFileAtomic(cpath, append(append(line, '\n'), body...)); err != nil {
+			if err := writeFile(cpath, append(append(line, '\n'), body...)); err != nil {
 				c.log.Warn("could not cache index file", "path", cpath, "error", err)
 			}
 		}
@@ -626,36 +627,6 @@ func readCapped(r io.Reader, limit int64, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, what, limit)
 	}
 	return b, nil
-}
-
-// writeFileAtomic writes data to path through a temp file in the same
-// directory, fsynced and renamed into place.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // ProgressFunc is called as a download makes progress with the bytes
@@ -787,4 +758,12 @@ func (c *Client) Fetch(ctx context.Context, rel Release, destDir string, progres
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
+}
+
+// writeFile replaces path with data (mode 0644), creating its directory.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o644)
 }

@@ -17,4 +17,7 @@ require (
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
 	golang.org/x/sys v0.0.0-20220503163025-988cb79eb6c6 // indirect
+	yolop.dev/internal v0.0.0
 )
+
+replace yolop.dev/internal => ../../internal

@@ -179,7 +179,7 @@ func Publish(indexDir, crateFile string, meta PublishMeta) error {
 			dl = strings.TrimSuffix(meta.DLBase, "/") + "/" + dl
 		}
 		b, _ := json.MarshalIndent(map[string]any{"dl": dl}, "", "  ")
-		if err := writeFileAtomic(cfgPath, append(b, '\n')); err != nil {
+		if err := writeFile(cfgPath, append(b, '\n')); err != nil {
 			return fmt.Errorf("publishing %s %s: writing %s: %w", name, version, cfgPath, err)
 		}
 	}
@@ -224,7 +224,7 @@ func Publish(indexDir, crateFile string, meta PublishMeta) error {
 	// Files first, index line last: a reader never sees a version whose
 	// crate is not there yet.
 	crateDir := filepath.Join(indexDir, "crates", name, version)
-	if err := writeFileAtomic(filepath.Join(crateDir, "download"), data); err != nil {
+	if err := writeFile(filepath.Join(crateDir, "download"), data); err != nil {
 		return fmt.Errorf("publishing %s %s: %w", name, version, err)
 	}
 	for _, a := range meta.Artifacts {
@@ -236,11 +236,11 @@ func Publish(indexDir, crateFile string, meta PublishMeta) error {
 		if base == "download" || checkPath(base) != nil {
 			return fmt.Errorf("publishing %s %s: artifact file name %q is not allowed", name, version, base)
 		}
-		if err := writeFileAtomic(filepath.Join(crateDir, base), b); err != nil {
+		if err := writeFile(filepath.Join(crateDir, base), b); err != nil {
 			return fmt.Errorf("publishing %s %s: %w", name, version, err)
 		}
 	}
-	if err := writeFileAtomic(idxPath, append(append(existing, line...), '\n')); err != nil {
+	if err := writeFile(idxPath, append(append(existing, line...), '\n')); err != nil {
 		return fmt.Errorf("publishing %s %s: writing %s: %w", name, version, idxPath, err)
 	}
 	return nil

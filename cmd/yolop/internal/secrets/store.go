@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/pelletier/go-toml/v2"
+	"yolop.dev/internal/atomicfile"
 )
 
 // A Store holds extension secrets by extension name and field name. Its
@@ -250,7 +251,10 @@ func (f *File) update(ctx context.Context, fn func(map[string]map[string]string)
 	if err != nil {
 		return err
 	}
-	return writePrivate(f.path, data)
+	if err := atomicfile.Write(f.path, data, Mode); err != nil {
+		return fmt.Errorf("the credential file: %w", err)
+	}
+	return nil
 }
 
 // encode renders the tables sorted by name.
@@ -271,45 +275,4 @@ func encode(all map[string]map[string]string) ([]byte, error) {
 		b.Write(one)
 	}
 	return b.Bytes(), nil
-}
-
-// writePrivate replaces path with data without the file ever existing with
-// a mode wider than 0600: a fresh temporary file created with
-// O_CREATE|O_EXCL and mode 0600 in the same directory, fsynced, renamed
-// over path, then the directory fsynced.
-func writePrivate(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // O_RDWR|O_CREATE|O_EXCL, 0600
-	if err != nil {
-		return fmt.Errorf("writing the credential file %s: %w", path, err)
-	}
-	name := tmp.Name()
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(Mode); err != nil {
-		return fmt.Errorf("writing the credential file %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing the credential file %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing the credential file %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the credential file %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("replacing the credential file %s: %w", path, err)
-	}
-	done = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 	gotoml "github.com/pelletier/go-toml/v2"
+	"yolop.dev/internal/atomicfile"
 )
 
 const (
@@ -528,46 +529,5 @@ func (f *File) update(ctx context.Context, fn func(*doc) error) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", f.path, err)
 	}
-	return writeAtomic(f.path, out)
-}
-
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, fsync, rename, fsync of the directory.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if fi, err := os.Stat(path); err == nil {
-		_ = tmp.Chmod(fi.Mode().Perm())
-	} else {
-		_ = tmp.Chmod(0o644)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(f.path, out, atomicfile.KeepMode)
 }

@@ -15,6 +15,7 @@ import (
 
 	"yolop.dev/extensions/lsp/internal/manager"
 	"yolop.dev/extensions/lsp/internal/protocol"
+	"yolop.dev/internal/atomicfile"
 )
 
 // A Plan is a checked workspace edit, ready for [Service.Apply]: the new
@@ -209,7 +210,7 @@ func (s *Service) Apply(ctx context.Context, p *Plan, progress func(string)) ([]
 		if err := unchanged(f); err != nil {
 			return written, fmt.Errorf("%w: %s changed while the edit was being applied; %d of %d files were written (%s)", ErrUnsafeEdit, f.rel, len(written), len(p.files), strings.Join(written, ", "))
 		}
-		if err := writeAtomic(f.path, f.next, f.mode); err != nil {
+		if err := atomicfile.Write(f.path, f.next, f.mode); err != nil {
 			return written, fmt.Errorf("write %s: %w; %d of %d files were written (%s)", f.rel, err, len(written), len(p.files), strings.Join(written, ", "))
 		}
 		written = append(written, f.rel)
@@ -230,31 +231,6 @@ func unchanged(f plannedFile) error {
 		return errors.New("changed")
 	}
 	return nil
-}
-
-// writeAtomic replaces path with data through a temporary file in the same
-// directory.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".lsp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(name, mode)
-	}
-	if werr == nil {
-		werr = os.Rename(name, path)
-	}
-	if werr != nil {
-		os.Remove(name)
-	}
-	return werr
 }
 
 // ServerApplyEdit serves a server's workspace/applyEdit request (sent while

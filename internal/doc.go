@@ -1,0 +1,5 @@
+// Package internal holds helpers shared by the yolop.dev modules. Its
+// packages are importable from any yolop.dev/... module and from nowhere
+// else: they are not part of any public API. It depends on the standard
+// library only.
+package internal

@@ -1,0 +1,3 @@
+module yolop.dev/internal
+
+go 1.26.0
