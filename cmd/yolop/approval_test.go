@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"yolop.dev/cmd/yolop/internal/config"
 	"yolop.dev/core/host"
+	"yolop.dev/harness"
 	"yolop.dev/transport/stdio"
 )
 
@@ -283,8 +281,11 @@ func BenchmarkSpawnVerified(b *testing.B) {
 	if code := run(ctx, []string{"ext", "enable", "echo"}, strings.NewReader(""), &out, &errb); code != 0 {
 		b.Fatal(errb.String())
 	}
-	a := &app{stdout: io.Discard, stderr: io.Discard, log: hclog.NewNullLogger(), scrub: config.NewScrubber()}
-	grants, warns := a.enabledGrants(ctx)
+	h, err := harness.Open(ctx, harness.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	grants, warns := h.Manager().Grants(ctx)
 	if len(grants) != 1 || grants[0].Verify == nil {
 		b.Fatalf("grants = %+v, %v", grants, warns)
 	}

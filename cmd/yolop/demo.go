@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"yolop.dev/cmd/yolop/demo"
-	"yolop.dev/cmd/yolop/internal/extload"
 	"yolop.dev/core/examples/echo/echoext"
 	"yolop.dev/core/host"
+	"yolop.dev/harness"
 )
 
 func (a *app) demoCmd() *cobra.Command {
@@ -54,7 +54,7 @@ func echoGrant() (host.Grant, func(), error) {
 		cleanup()
 		return host.Grant{}, nil, fmt.Errorf("demo: %w", err)
 	}
-	g, _, err := extload.FromDir(dir)
+	_, g, _, err := harness.InPlace(dir)
 	if err != nil {
 		cleanup()
 		return host.Grant{}, nil, fmt.Errorf("demo: reading the embedded echo manifest: %w", err)

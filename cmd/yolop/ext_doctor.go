@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"yolop.dev/cmd/yolop/internal/doctor"
-	"yolop.dev/cmd/yolop/internal/extload"
 	"yolop.dev/core/host"
+	"yolop.dev/harness"
 	"yolop.dev/packaging"
 	"yolop.dev/transport/stdio"
 )
@@ -98,31 +98,21 @@ is 1 when any check fails.`,
 // enabled one gets the grant a session would run, config included.
 func (a *app) doctorTarget(ctx context.Context, arg string) (*packaging.Manifest, host.Grant, error) {
 	if looksLikePath(arg) {
-		g, m, err := extload.FromDir(arg)
+		m, g, _, err := harness.InPlace(arg)
 		if err != nil {
 			return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
 		}
 		return m, g, nil
 	}
-	mgr, err := a.manager()
+	h, err := a.harness()
 	if err != nil {
 		return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
 	}
-	v, err := mgr.Store().VerifyInstalled(ctx, arg)
+	m, g, err := h.InstalledGrant(ctx, arg)
 	if err != nil {
 		return nil, host.Grant{}, fmt.Errorf("doctor: %w (to check a package directory, pass its path, e.g. ./%s)", err, arg)
 	}
-	g, err := extload.FromManifest(v.Manifest, nil, nil)
-	if err != nil {
-		return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
-	}
-	enabled, _ := mgr.Grants(ctx)
-	for _, eg := range enabled {
-		if eg.Name == v.Manifest.Name {
-			g = eg
-		}
-	}
-	return v.Manifest, g, nil
+	return m, g, nil
 }
 
 // looksLikePath tells a package directory from an extension name: names

@@ -11,16 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/cmd/yolop/internal/builtin"
-	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
+	"yolop.dev/harness/builtin"
+	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
 )
 
 // consent returns the CLI's consent: print the proposal (summary or diff),
 // then accept with --yes, ask y/N on a terminal, or refuse without one.
 // rerun is the command to repeat with --yes.
-func (a *app) consent(yes bool, rerun string) extmgr.Consent {
-	return func(ctx context.Context, p extmgr.Proposal) error {
+func (a *app) consent(yes bool, rerun string) manager.Consent {
+	return func(ctx context.Context, p manager.Proposal) error {
 		fmt.Fprintln(a.stdout, strings.TrimRight(p.Text, "\n"))
 		verb := "Install"
 		if !p.Fresh {
@@ -80,7 +80,7 @@ without a terminal and without --yes nothing is installed.`,
 			if build {
 				rerun += " --build"
 			}
-			out, err := m.Install(cmd.Context(), extmgr.InstallRequest{
+			out, err := m.Install(cmd.Context(), manager.InstallRequest{
 				Source: args[0], Name: name, Registry: registry, Build: build,
 				Consent: a.consent(yes, rerun),
 			})

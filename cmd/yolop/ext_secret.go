@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,72 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/cmd/yolop/internal/config"
-	"yolop.dev/cmd/yolop/internal/secrets"
-	"yolop.dev/cmd/yolop/internal/settings"
 	"yolop.dev/core/host"
+	"yolop.dev/harness/config"
+	"yolop.dev/harness/secrets"
 	"yolop.dev/packaging"
 )
-
-// secretStore returns the credential store (connections.toml) in the
-// config directory.
-func (a *app) secretStore() (*secrets.File, error) {
-	dir, err := packaging.ConfigDir()
-	if err != nil {
-		return nil, err
-	}
-	return secrets.NewFile(dir), nil
-}
-
-// configResolver returns the resolver over settings.toml and
-// connections.toml in the config directory.
-func (a *app) configResolver() (*config.Resolver, error) {
-	dir, err := packaging.ConfigDir()
-	if err != nil {
-		return nil, err
-	}
-	st := settings.New(dir)
-	return &config.Resolver{Settings: st, Secrets: secrets.NewFile(dir), SettingsPath: st.Path(), Logger: a.log}, nil
-}
-
-// installedManifest returns the verified manifest of an installed
-// extension.
-func (a *app) installedManifest(ctx context.Context, name string) (*packaging.Manifest, error) {
-	dir, err := packaging.ConfigDir()
-	if err != nil {
-		return nil, err
-	}
-	v, err := packaging.NewStore(dir).VerifyInstalled(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return v.Manifest, nil
-}
-
-// secretField returns the declared secret field of an installed extension.
-func (a *app) secretField(ctx context.Context, name, field string) (*packaging.Manifest, packaging.ConfigField, error) {
-	m, err := a.installedManifest(ctx, name)
-	if err != nil {
-		return nil, packaging.ConfigField{}, err
-	}
-	fields, err := m.ConfigFields()
-	if err != nil {
-		return nil, packaging.ConfigField{}, err
-	}
-	var names []string
-	for _, f := range fields {
-		if f.Secret {
-			if f.Name == field {
-				return m, f, nil
-			}
-			names = append(names, f.Name)
-		}
-	}
-	if len(names) == 0 {
-		return nil, packaging.ConfigField{}, fmt.Errorf("extension %s declares no secret config fields", name)
-	}
-	return nil, packaging.ConfigField{}, fmt.Errorf("extension %s has no secret field %q; its secret fields are: %s", name, field, strings.Join(names, ", "))
-}
 
 func (a *app) extSecretCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -113,7 +51,11 @@ history and are visible to other users in ps.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			name, field := args[0], args[1]
-			m, f, err := a.secretField(ctx, name, field)
+			h, err := a.harness()
+			if err != nil {
+				return err
+			}
+			_, f, err := h.SecretField(ctx, name, field)
 			if err != nil {
 				return err
 			}
@@ -121,18 +63,10 @@ history and are visible to other users in ps.`,
 			if err != nil {
 				return err
 			}
-			v := secrets.New(value)
-			if err := config.CheckSecret(m, field, v); err != nil {
+			if _, err := h.SetSecret(ctx, name, field, secrets.New(value)); err != nil {
 				return err
 			}
-			store, err := a.secretStore()
-			if err != nil {
-				return err
-			}
-			if err := store.Set(ctx, name, field, v); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "(saved) secret %s.%s in %s; it reaches extension %s as $%s at its next start\n", name, field, store.Path(), name, f.Env)
+			fmt.Fprintf(a.stdout, "(saved) secret %s.%s in %s; it reaches extension %s as $%s at its next start\n", name, field, h.Secrets().Path(), name, f.Env)
 			return nil
 		},
 	}
@@ -176,11 +110,11 @@ func (a *app) extSecretUnsetCmd() *cobra.Command {
 		Short: "Remove a stored secret",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := a.secretStore()
+			h, err := a.harness()
 			if err != nil {
 				return err
 			}
-			ok, err := store.Delete(cmd.Context(), args[0], args[1])
+			ok, err := h.Secrets().Delete(cmd.Context(), args[0], args[1])
 			if err != nil {
 				return err
 			}
@@ -201,15 +135,15 @@ func (a *app) extSecretListCmd() *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			dir, err := packaging.ConfigDir()
+			h, err := a.harness()
 			if err != nil {
 				return err
 			}
-			installed, err := packaging.NewStore(dir).List(ctx)
+			installed, err := h.Store().List(ctx)
 			if err != nil {
 				return err
 			}
-			store := secrets.NewFile(dir)
+			store := h.Secrets()
 			for _, in := range installed {
 				if (len(args) == 1 && in.Name != args[0]) || in.Manifest == nil {
 					continue
@@ -238,20 +172,6 @@ func (a *app) extSecretListCmd() *cobra.Command {
 	}
 }
 
-// loadScrubber fills the app's scrubber from the credential store, so no
-// stored secret value is ever printed. A store that cannot be read (an
-// unsafe or corrupt connections.toml) is reported, and its secrets cannot
-// reach any server either.
-func (a *app) loadScrubber(ctx context.Context) {
-	store, err := a.secretStore()
-	if err != nil {
-		return
-	}
-	if err := a.scrub.Load(ctx, store); err != nil {
-		a.log.Warn("secrets cannot be read", "error", err)
-	}
-}
-
 // terminalAsker returns an ask sink on the terminal for setup on enable, or
 // nil when stdin is not a terminal (setup then lists what is missing).
 func (a *app) terminalAsker() host.AskSink {
@@ -260,82 +180,4 @@ func (a *app) terminalAsker() host.AskSink {
 		return nil
 	}
 	return &config.LineAsker{In: bufio.NewReader(f), Out: a.stderr, Mask: func() func() { return echoOff(f) }}
-}
-
-// setupOnEnable is the extension manager's Setup hook: it asks for the
-// required fields that are unset, then teaches the scrubber any secret
-// just stored.
-func (a *app) setupOnEnable(r *config.Resolver) func(context.Context, *packaging.Manifest, host.AskSink) error {
-	return func(ctx context.Context, m *packaging.Manifest, ask host.AskSink) error {
-		res, err := r.Setup(ctx, m, ask)
-		if res != nil && len(res.Secrets) > 0 {
-			a.loadScrubber(ctx)
-		}
-		return err
-	}
-}
-
-// secretTool returns the set_extension_secret capability, asking through
-// ask; a saved secret is pushed to the live session's extension.
-func (a *app) secretTool(ask host.AskSink) host.Capability {
-	r, err := a.configResolver()
-	if err != nil {
-		a.log.Warn("set_extension_secret is unavailable", "error", err)
-		return nil
-	}
-	return config.NewSecretTool(config.SecretToolOptions{
-		Secrets:  r.Secrets,
-		Ask:      ask,
-		Manifest: a.installedManifest,
-		Scrubber: a.scrub,
-		OnSaved: func(ctx context.Context, m *packaging.Manifest) error {
-			s := a.liveSession.Load()
-			if s == nil {
-				return nil
-			}
-			_, err := r.PushSession(ctx, s, m)
-			return err
-		},
-	})
-}
-
-// watchConfig applies changes to settings.toml and connections.toml to the
-// installed extensions of a running session (live config): each one's
-// config is re-resolved and validated, then pushed as config/changed, or
-// its server restarted when its environment changed. report hears about
-// each extension whose config changed or could not be applied. The
-// returned function stops watching.
-func (a *app) watchConfig(s *host.Session, report func(ext string, restarted bool, err error)) func() {
-	r, err := a.configResolver()
-	if err != nil {
-		return func() {}
-	}
-	dir, err := packaging.ConfigDir()
-	if err != nil {
-		return func() {}
-	}
-	stop, err := config.Watch(dir, []string{settings.FileName, secrets.FileName}, 0, func(ctx context.Context) {
-		a.loadScrubber(ctx)
-		for _, st := range s.Stats() {
-			m, err := a.installedManifest(ctx, st.Name)
-			if err != nil {
-				continue // not installed (an --ext package in place): nothing to re-resolve
-			}
-			e, ok := s.Extension(st.Name)
-			if !ok {
-				continue
-			}
-			before := e.Grant()
-			restarted, err := r.Push(ctx, e, m)
-			after := e.Grant()
-			if err != nil || restarted || string(before.Config) != string(after.Config) {
-				report(st.Name, restarted, err)
-			}
-		}
-	})
-	if err != nil {
-		a.log.Warn("live config changes are off for this session", "error", err)
-		return func() {}
-	}
-	return stop
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
-	"yolop.dev/cmd/yolop/internal/settings"
+	"yolop.dev/harness/secrets"
+	"yolop.dev/harness/settings"
 )
 
 // lifeToken is the canary secret the tests set and then hunt for.

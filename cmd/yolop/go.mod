@@ -3,7 +3,6 @@ module yolop.dev/cmd/yolop
 go 1.26.0
 
 require (
-	github.com/fsnotify/fsnotify v1.9.0
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -14,7 +13,6 @@ require (
 	yolop.dev/core v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/cratesio v0.0.0
-	yolop.dev/registry/git v0.0.0
 	yolop.dev/transport/stdio v0.0.0
 )
 
@@ -26,6 +24,7 @@ require (
 	github.com/cloudflare/circl v1.6.3 // indirect
 	github.com/cyphar/filepath-securejoin v0.6.1 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
+	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
 	github.com/go-git/go-billy/v5 v5.9.2 // indirect
 	github.com/go-git/go-git/v5 v5.19.3 // indirect
@@ -47,15 +46,16 @@ require (
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
+	yolop.dev/registry/git v0.0.0 // indirect
 )
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/gofrs/flock v0.13.2
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/knadh/koanf/parsers/toml/v2 v2.1.0
-	github.com/knadh/koanf/providers/file v1.2.1
-	github.com/knadh/koanf/v2 v2.4.1
+	github.com/knadh/koanf/parsers/toml/v2 v2.1.0 // indirect
+	github.com/knadh/koanf/providers/file v1.2.1 // indirect
+	github.com/knadh/koanf/v2 v2.4.1 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.22 // indirect
 	github.com/pelletier/go-toml/v2 v2.4.3
@@ -63,6 +63,7 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/text v0.44.0
 	golang.org/x/time v0.16.0 // indirect
+	yolop.dev/harness v0.0.0
 	yolop.dev/internal v0.0.0
 )
 
@@ -75,3 +76,5 @@ replace (
 )
 
 replace yolop.dev/internal => ../../internal
+
+replace yolop.dev/harness => ../../harness

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
-	"yolop.dev/cmd/yolop/internal/settings"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness/secrets"
+	"yolop.dev/harness/settings"
 )
 
 // TestEnableAsksInAScriptedSession: /enable of an extension with required

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
+	"yolop.dev/harness/secrets"
 )
 
 // TestSecretSetMaskedOnATerminal types the secret on a real

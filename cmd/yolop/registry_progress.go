@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"yolop.dev/harness/fetch"
 )
 
 // downloadProgress draws a download progress bar on stderr when stderr is
@@ -16,17 +18,17 @@ type downloadProgress struct {
 	bar  *progressbar.ProgressBar
 }
 
-// progress returns a progress bar for one download described by desc.
-// It is nil (a no-op) unless stderr is a terminal.
-func (a *app) progress(desc string) *downloadProgress {
+// progress returns a progress bar for one download described by desc
+// (a fetch.Crate Progress), or nil unless stderr is a terminal.
+func (a *app) progress(desc string) fetch.Progress {
 	if !isTerminal(os.Stderr) {
 		return nil
 	}
 	return &downloadProgress{a: a, desc: desc}
 }
 
-// update is a cratesio.ProgressFunc: done bytes of total (-1 = unknown).
-func (p *downloadProgress) update(done, total int64) {
+// Update draws done bytes of total (-1 = unknown).
+func (p *downloadProgress) Update(done, total int64) {
 	if p == nil {
 		return
 	}
@@ -45,9 +47,9 @@ func (p *downloadProgress) update(done, total int64) {
 	_ = p.bar.Set64(done)
 }
 
-// finish clears a bar that did not reach its end (a failed download); a
+// Finish clears a bar that did not reach its end (a failed download); a
 // finished one has already cleared itself.
-func (p *downloadProgress) finish() {
+func (p *downloadProgress) Finish() {
 	if p == nil || p.bar == nil || p.bar.IsFinished() {
 		return
 	}

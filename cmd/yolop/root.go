@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
-	"yolop.dev/cmd/yolop/internal/config"
-	"yolop.dev/core/host"
+	"yolop.dev/harness"
+	"yolop.dev/harness/config"
+	"yolop.dev/harness/fetch"
 )
 
 // app carries what every subcommand needs; tests build one per run.
@@ -22,10 +22,14 @@ type app struct {
 	// scrub redacts every stored secret from the log, stdout and stderr,
 	// and from what extensions send back (host.ExtensionOptions.Scrub).
 	scrub *config.Scrubber
-	// liveSession is the running session, if any, so a secret saved
-	// through set_extension_secret reaches its extension at once.
-	liveSession atomic.Pointer[host.Session]
+	// h is the harness over the config directory, or why it could not be
+	// opened (herr).
+	h    *harness.Harness
+	herr error
 }
+
+// harness returns the harness over the config directory.
+func (a *app) harness() (*harness.Harness, error) { return a.h, a.herr }
 
 // run executes the CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -41,7 +45,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: scrub.Writer(stderr), Level: level}),
 		scrub:  scrub,
 	}
-	a.loadScrubber(ctx)
+	a.h, a.herr = harness.Open(ctx, harness.Options{
+		Logger:       a.log,
+		Scrubber:     scrub,
+		AllowFileGit: os.Getenv(allowFileGitEnv) == "1",
+		Crate:        fetch.Crate{UserAgent: "yolop/" + version, Progress: a.progress, Notes: a.stderr},
+	})
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)

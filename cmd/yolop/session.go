@@ -17,10 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/cmd/yolop/internal/extload"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
-	"yolop.dev/transport/stdio"
+	"yolop.dev/harness"
 )
 
 // basePrompt is the host's own system prompt: the stable prefix that
@@ -94,58 +93,45 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	if file, ok := in.(*os.File); ok && isTerminal(file) {
 		r.inFile = file
 	}
-	grants := append([]host.Grant(nil), extra...)
+	h, err := a.harness()
+	if err != nil {
+		return err
+	}
 	for _, g := range extra {
 		r.local[g.Name] = g
 	}
-	if !f.noEnabled {
-		enabled, warnings := a.enabledGrants(ctx)
-		for _, w := range warnings {
-			r.event("warning", map[string]any{"message": w}, "warning: "+w)
-		}
-		grants = append(grants, enabled...)
-	}
+	extraGrants := append([]host.Grant(nil), extra...)
 	for _, dir := range f.exts {
-		g, m, err := extload.FromDir(dir)
+		_, g, warns, err := harness.InPlace(dir)
 		if err != nil {
 			return fmt.Errorf("--ext %s: %w", dir, err)
 		}
-		for _, w := range m.Warnings {
+		for _, w := range warns {
 			r.event("warning", map[string]any{"message": w}, "warning: "+w)
 		}
-		grants = append(grants, g)
+		extraGrants = append(extraGrants, g)
 		r.local[g.Name] = g
 	}
-	toolTimeout, err := a.toolTimeout(ctx)
-	if err != nil {
-		r.event("warning", map[string]any{"message": err.Error()}, "warning: "+err.Error()+"; using each tool's own timeout")
-	}
-	s := host.NewSession(host.SessionOptions{
-		ToolTimeout:   toolTimeout,
-		Grants:        grants,
-		Transport:     stdio.New(stdio.Options{Logger: a.log}),
-		Logger:        a.log,
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{
+		Extra:         extraGrants,
+		NoEnabled:     f.noEnabled,
 		Ask:           r,
 		Status:        r,
-		SessionID:     fmt.Sprintf("s-%d", time.Now().UnixNano()),
 		WorkspaceRoot: ws,
-		Builtins: a.builtins(withAsk(r), withSession(
-			func(g host.Grant) { r.sess.Activate(g) },
-			func(n string) bool { return r.sess.Deactivate(n) })),
-		Extension: host.ExtensionOptions{Scrub: a.scrub.Scrub},
+		OnConfigChange: func(ext string, restarted bool, err error) {
+			switch {
+			case err != nil:
+				r.event("warning", map[string]any{"extension": ext, "message": err.Error()}, "warning: config change not applied: "+err.Error())
+			default:
+				r.event("config_changed", map[string]any{"extension": ext, "restarted": restarted}, fmt.Sprintf("config of %s changed (restarted: %v)", ext, restarted))
+			}
+		},
 	})
-	a.liveSession.Store(s)
-	defer a.liveSession.Store(nil)
-	r.sess = s
+	for _, w := range warnings {
+		r.event("warning", map[string]any{"message": w}, "warning: "+w)
+	}
+	r.sess = s.Session
 	defer s.Close()
-	defer a.watchConfig(s, func(ext string, restarted bool, err error) {
-		switch {
-		case err != nil:
-			r.event("warning", map[string]any{"extension": ext, "message": err.Error()}, "warning: config change not applied: "+err.Error())
-		default:
-			r.event("config_changed", map[string]any{"extension": ext, "restarted": restarted}, fmt.Sprintf("config of %s changed (restarted: %v)", ext, restarted))
-		}
-	})()
 	if err := s.Start(ctx); err != nil {
 		for _, e := range unjoin(err) {
 			r.event("warning", map[string]any{"message": e.Error()}, "warning: "+e.Error())
@@ -154,6 +140,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	for _, w := range s.Warnings() {
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)
 	}
+	grants := s.Stats()
 	r.event("ready", map[string]any{"extensions": len(grants), "tools": len(s.Tools())},
 		fmt.Sprintf("yolop session: %d extension(s), %d tool(s). /help lists commands.", len(grants), len(s.Tools())))
 
@@ -398,7 +385,10 @@ func (r *repl) enable(ctx context.Context, name string) {
 	g, ok := r.local[name]
 	if !ok {
 		var err error
-		g, err = r.a.enableExtension(ctx, name, r)
+		m, err := r.a.manager()
+		if err == nil {
+			g, err = m.EnableWith(ctx, name, r)
+		}
 		if err != nil {
 			r.fail(err)
 			return
@@ -410,7 +400,11 @@ func (r *repl) enable(ctx context.Context, name string) {
 
 func (r *repl) disable(ctx context.Context, name string) {
 	if _, ok := r.local[name]; !ok {
-		if err := r.a.disableExtension(ctx, name); err != nil {
+		m, err := r.a.manager()
+		if err == nil {
+			_, err = m.Disable(ctx, name)
+		}
+		if err != nil {
 			r.fail(err)
 			return
 		}

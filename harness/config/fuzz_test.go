@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
 	"yolop.dev/core"
+	"yolop.dev/harness/secrets"
 )
 
 // FuzzExpandServer feeds manifest-controlled strings (a package's server

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness/secrets"
 	"yolop.dev/packaging"
 )
 

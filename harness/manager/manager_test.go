@@ -1,9 +1,8 @@
-package extmgr
+package manager
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,7 +11,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"yolop.dev/cmd/yolop/internal/settings"
+	"yolop.dev/harness/config"
+	"yolop.dev/harness/secrets"
+	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
 )
 
@@ -118,7 +119,7 @@ func TestGrantsSkipWithWarnings(t *testing.T) {
 	}
 	s.SetCapabilityConfig(ctx, "demo", map[string]any{"level": "high"})
 	gs, warns = m.Grants(ctx)
-	if len(gs) != 0 || !strings.Contains(strings.Join(warns, "\n"), "config in settings.toml is invalid") {
+	if len(gs) != 0 || !strings.Contains(strings.Join(warns, "\n"), "invalid config: level: got string, want integer") || !strings.Contains(strings.Join(warns, "\n"), "settings.toml is fixed") {
 		t.Fatalf("invalid config: grants %+v, warnings %q", gs, warns)
 	}
 	// Disable keeps the config; enable brings it back.
@@ -141,33 +142,48 @@ func TestCrateSourcesWithoutAFetcher(t *testing.T) {
 	}
 }
 
-func TestResolveAndFieldStatusHooks(t *testing.T) {
+// Every grant goes through the config resolver: config from settings.toml,
+// a secret from the credential store as the server's env (never in the
+// config), set/unset per field in List, and setup on enable and remove
+// tell SecretsChanged.
+func TestGrantsGoThroughTheResolver(t *testing.T) {
 	ctx := context.Background()
 	cfg, pkg := t.TempDir(), t.TempDir()
-	write(t, pkg, wide)
-	var resolved []string
-	m := New(Options{Store: packaging.NewStore(cfg), Settings: settings.New(cfg),
-		Resolve: func(_ context.Context, mf *packaging.Manifest) (json.RawMessage, map[string]string, []string, error) {
-			resolved = append(resolved, mf.Name)
-			return json.RawMessage(`{"level":7}`), map[string]string{"DEMO_TOKEN": "t0k"}, []string{"a resolver warning"}, nil
-		},
-		FieldStatus: func(context.Context, *packaging.Manifest) (map[string]bool, error) {
-			return map[string]bool{"level": true}, nil
-		},
-	})
+	write(t, pkg, `{"name":"demo","version":"0.1.0","yolop":{"protocol_version":"1.0",
+ "capabilityServer":{"command":"demo-server"},
+ "config_schema":{"type":"object","properties":{"level":{"type":"integer"},"token":{"type":"string","secret":true,"env":"DEMO_TOKEN"}}},
+ "tools":[{"name":"a"}]}}`)
+	st := settings.New(cfg)
+	store := secrets.NewFile(cfg)
+	changed := 0
+	m := New(Options{Store: packaging.NewStore(cfg), Settings: st,
+		Resolver:       &config.Resolver{Settings: st, Secrets: store},
+		SecretsChanged: func(context.Context) { changed++ }})
 	if _, err := m.Install(ctx, InstallRequest{Source: pkg, Consent: accept}); err != nil {
 		t.Fatal(err)
 	}
+	if err := store.Set(ctx, "demo", "token", secrets.New("t0k")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetCapabilityConfig(ctx, "demo", map[string]any{"level": int64(7)}); err != nil {
+		t.Fatal(err)
+	}
 	g, err := m.Enable(ctx, "demo")
-	if err != nil || string(g.Config) != `{"level":7}` || g.Server.Env["DEMO_TOKEN"] != "t0k" {
+	if err != nil || string(g.Config) != `{"level":7}` || g.Server.Env["DEMO_TOKEN"] != "t0k" || g.Verify == nil {
 		t.Fatalf("enable grant = %+v, %v", g, err)
 	}
 	gs, warns := m.Grants(ctx)
-	if len(gs) != 1 || strings.Join(warns, ";") != "extension demo: a resolver warning" || len(resolved) != 2 {
-		t.Fatalf("grants %d, warnings %q, resolved %v", len(gs), warns, resolved)
+	if len(gs) != 1 || len(warns) != 0 || strings.Contains(string(gs[0].Config), "t0k") {
+		t.Fatalf("grants %+v, warnings %q", gs, warns)
 	}
 	list, err := m.List(ctx)
-	if err != nil || len(list) != 1 || len(list[0].Config) != 1 || !list[0].Config[0].Set {
+	if err != nil || len(list) != 1 || len(list[0].Config) != 2 || !list[0].Config[0].Set || !list[0].Config[1].Set || !list[0].Config[1].Secret {
 		t.Fatalf("list = %+v, %v", list, err)
+	}
+	if err := m.Remove(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := store.Get(ctx, "demo", "token"); ok || changed != 1 {
+		t.Fatalf("after remove: secret kept %v, SecretsChanged called %d times", ok, changed)
 	}
 }

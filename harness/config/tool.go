@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness/secrets"
 	"yolop.dev/packaging"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
+	"yolop.dev/harness/secrets"
 )
 
 // A Scrubber replaces every known secret value in text with

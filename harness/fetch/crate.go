@@ -1,9 +1,10 @@
-package main
+package fetch
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,70 +12,116 @@ import (
 	"strings"
 	"time"
 
-	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
-	"yolop.dev/cmd/yolop/internal/settings"
+	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/harness/settings"
+	"yolop.dev/internal/atomicfile"
 	"yolop.dev/packaging"
 	"yolop.dev/registry/cratesio"
 )
 
-// crateInstall describes how to fetch a crates.io (or sparse registry)
-// source into a staging directory.
-type crateInstall struct {
-	// Registry is "sparse+URL"; empty means crates.io.
-	Registry string
-	// Build allows `cargo install` when no prebuilt artifact matches.
-	Build bool
+// A Progress shows one download: Update with the bytes received and the
+// expected total (-1 when unknown), Finish when it ends, done or not.
+type Progress interface {
+	Update(done, total int64)
+	Finish()
 }
 
-// registryCacheDir is where index responses are cached, per registry:
-// <config>/cache/registry.
-func registryCacheDir() (string, error) {
-	dir, err := packaging.ConfigDir()
-	if err != nil {
-		return "", err
+// Crate fetches crate sources from crates.io or any sparse registry: it
+// resolves the version in the index, downloads the .crate, verifies its
+// SHA-256 against the index and unpacks it into the staging directory.
+// After consent it provisions the server binary in the spec's order: (a)
+// the prebuilt artifact the crate's metadata names for this host, verified
+// against its pinned digest; (b) with Request.Build and cargo on PATH,
+// `cargo install --locked` of the unpacked source; (c) otherwise nothing,
+// with a note naming the missing binary. Nothing is downloaded beyond the
+// crate, and nothing from it runs, before consent.
+//
+// The zero value fetches from crates.io with no cache, no progress display,
+// notes to the logger, and the default transfer limits.
+type Crate struct {
+	// ConfigDir is the yolop config directory: index responses are cached
+	// under ConfigDir/cache/registry and the [registry] transfer limits are
+	// read from its settings.toml. Empty means no cache and the default
+	// limits.
+	ConfigDir string
+	// Logger receives the registry client's log. Nil means none.
+	Logger hclog.Logger
+	// UserAgent is sent with every request. Empty means "yolop".
+	UserAgent string
+	// Progress, if set, returns the display of one download described by
+	// label; it may return nil for none.
+	Progress func(label string) Progress
+	// Notes receives what the user should read (which prebuilt binary was
+	// verified, why none was installed, cargo's output). Nil means the
+	// logger at info level.
+	Notes io.Writer
+}
+
+func (c Crate) notes() io.Writer {
+	if c.Notes != nil {
+		return c.Notes
 	}
-	return filepath.Join(dir, "cache", "registry"), nil
+	log := c.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info})
 }
 
-// registryClient returns a sparse-index client for registry ("" means
-// crates.io) that caches under the config directory and applies the
-// [registry] transfer limits from settings.toml. With fresh (the config
-// directory did not exist before this command) it neither caches nor reads
-// settings: a first install that fails must leave no config directory
-// behind, and there are no settings to read.
-func (a *app) registryClient(ctx context.Context, registry string, fresh bool) (*cratesio.Client, error) {
+func (c Crate) progress(label string) Progress {
+	if c.Progress == nil {
+		return nopProgress{}
+	}
+	if p := c.Progress(label); p != nil {
+		return p
+	}
+	return nopProgress{}
+}
+
+type nopProgress struct{}
+
+func (nopProgress) Update(int64, int64) {}
+func (nopProgress) Finish()             {}
+
+// client returns a sparse-index client for registry ("" means crates.io)
+// that caches under the config directory and applies the [registry]
+// transfer limits from settings.toml. With fresh (the config directory did
+// not exist before this install) it neither caches nor reads settings: a
+// first install that fails must leave no config directory behind, and
+// there are no settings to read.
+func (c Crate) client(ctx context.Context, registry string, fresh bool) (*cratesio.Client, error) {
 	if registry != "" {
 		if _, err := cratesio.ParseRegistry(registry); err != nil {
 			return nil, fmt.Errorf("--registry %q: %w; give it as sparse+https://host/path/ (or sparse+http://127.0.0.1:PORT/ for a local index)", registry, err)
 		}
 	}
-	cache, err := registryCacheDir()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := packaging.ConfigDir()
-	if err != nil {
-		return nil, err
-	}
-	st := settings.New(dir)
-	var limits settings.DownloadLimits
-	if fresh {
-		cache = ""
-	} else if limits, err = st.DownloadLimits(ctx); err != nil {
-		return nil, err
+	ua := c.UserAgent
+	if ua == "" {
+		ua = "yolop"
 	}
 	opts := cratesio.Options{
 		Registry:  registry,
-		CacheDir:  cache,
-		Logger:    a.log.Named("registry"),
-		UserAgent: "yolop/" + version,
+		UserAgent: ua,
 		LimitNames: cratesio.LimitNames{
 			LowSpeedLimit:   "[registry] low_speed_limit",
 			LowSpeedTime:    "[registry] low_speed_time",
 			DownloadTimeout: "[registry] download_timeout",
-			Where:           st.Path(),
 			Off:             "0",
 		},
+	}
+	if c.Logger != nil {
+		opts.Logger = c.Logger.Named("registry")
+	}
+	if c.ConfigDir == "" || fresh {
+		return cratesio.NewClient(opts), nil
+	}
+	opts.CacheDir = filepath.Join(c.ConfigDir, "cache", "registry")
+	st := settings.New(c.ConfigDir)
+	opts.LimitNames.Where = st.Path()
+	limits, err := st.DownloadLimits(ctx)
+	if err != nil {
+		return nil, err
 	}
 	// In settings 0 turns a limit off; in cratesio.Options zero means the
 	// default and a negative value turns it off.
@@ -99,48 +146,42 @@ func offIfZero(v int64) int64 {
 	return v
 }
 
-// fetchCrate returns the packaging Fetch and Provision funcs for a crate
-// source. Fetch resolves the version in the sparse index, downloads the
-// .crate (with a progress bar on a terminal), verifies its SHA-256 against
-// the index and unpacks it into the staging directory. Provision runs only
-// after the user approved the manifest, and puts the server binary in place
-// in the spec's order: (a) the prebuilt artifact the crate's metadata names
-// for this host, verified against its pinned digest; (b) with Build and
-// cargo on PATH, `cargo install --locked` of the unpacked source; (c)
-// otherwise nothing, with a note naming the missing binary. Nothing is
-// downloaded beyond the crate, and nothing from it runs, before consent.
-func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc, extmgr.ProvisionFunc) {
+// Open implements [Fetcher].
+func (c Crate) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc, error) {
+	if src.Kind != packaging.SourceCrate {
+		return nil, nil, fmt.Errorf("installing %s: not a crate source", src)
+	}
 	var (
-		c   *cratesio.Client
+		cl  *cratesio.Client
 		rel cratesio.Release
 	)
 	// Whether the config directory exists is decided now, before the
 	// store creates it to take its lock.
 	fresh := false
-	if dir, err := packaging.ConfigDir(); err == nil {
-		_, err := os.Stat(dir)
+	if c.ConfigDir != "" {
+		_, err := os.Stat(c.ConfigDir)
 		fresh = errors.Is(err, fs.ErrNotExist)
 	}
 	fetch := func(ctx context.Context, dir string) (packaging.FetchResult, error) {
-		registry := o.Registry
+		registry := req.Registry
 		if src.Registry != "" {
 			// The source names its registry (sparse+URL#crate, as the
 			// lock records it): that wins over --registry and settings.
-			if o.Registry != "" && o.Registry != src.Registry {
-				if r, err := cratesio.ParseRegistry(o.Registry); err != nil || "sparse+"+r.String() != src.Registry {
-					fmt.Fprintf(a.stderr, "note: %s names its registry; using %s, not %s\n", src, src.Registry, o.Registry)
+			if req.Registry != "" && req.Registry != src.Registry {
+				if r, err := cratesio.ParseRegistry(req.Registry); err != nil || "sparse+"+r.String() != src.Registry {
+					fmt.Fprintf(c.notes(), "note: %s names its registry; using %s, not %s\n", src, src.Registry, req.Registry)
 				}
 			}
 			registry = src.Registry
 		}
 		var err error
-		if c, err = a.registryClient(ctx, registry, fresh); err != nil {
+		if cl, err = c.client(ctx, registry, fresh); err != nil {
 			return packaging.FetchResult{}, err
 		}
 		// Every result, failures included, names the registry, so the
 		// store labels the source (and its error) with it.
-		failed := packaging.FetchResult{Registry: c.Registry()}
-		if rel, err = c.Resolve(ctx, src.Crate, src.Rev, ""); err != nil {
+		failed := packaging.FetchResult{Registry: cl.Registry()}
+		if rel, err = cl.Resolve(ctx, src.Crate, src.Rev, ""); err != nil {
 			return failed, err
 		}
 		// Fetch wants a destination that does not exist yet; the store
@@ -148,22 +189,22 @@ func (a *app) fetchCrate(src packaging.Source, o crateInstall) (extmgr.FetchFunc
 		if err := os.Remove(dir); err != nil {
 			return failed, fmt.Errorf("crate %s %s: preparing the staging directory %s: %w", rel.Name, rel.Version, dir, err)
 		}
-		bar := a.progress(fmt.Sprintf("%s %s", rel.Name, rel.Version))
-		err = c.Fetch(ctx, rel, dir, bar.update)
-		bar.finish()
+		bar := c.progress(fmt.Sprintf("%s %s", rel.Name, rel.Version))
+		err = cl.Fetch(ctx, rel, dir, bar.Update)
+		bar.Finish()
 		if err != nil {
 			return failed, err
 		}
 		return packaging.FetchResult{Version: rel.Version, CrateChecksum: rel.Checksum, Registry: rel.Registry}, nil
 	}
 	provision := func(ctx context.Context, dir string, m *packaging.Manifest) (packaging.FetchResult, error) {
-		if c == nil {
+		if cl == nil {
 			return packaging.FetchResult{}, fmt.Errorf("installing %s: provisioning before the crate was fetched", src)
 		}
-		digest, err := a.provision(ctx, c, rel, dir, m, o)
+		digest, err := c.provision(ctx, cl, rel, dir, m, req)
 		return packaging.FetchResult{ArtifactDigest: digest}, err
 	}
-	return fetch, provision
+	return fetch, provision, nil
 }
 
 // serverBinary returns the file name the manifest's capability server runs
@@ -215,7 +256,7 @@ func artifactMetadata(dir string, rel cratesio.Release, m *packaging.Manifest, b
 
 // provision puts the server binary into dir/bin in the spec's order and
 // returns the artifact digest for the lock ("" when none was installed).
-func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Release, dir string, m *packaging.Manifest, o crateInstall) (string, error) {
+func (c Crate) provision(ctx context.Context, cl *cratesio.Client, rel cratesio.Release, dir string, m *packaging.Manifest, req Request) (string, error) {
 	bin := serverBinary(m)
 	if bin == "" {
 		return "", nil // no server, or one started by a path inside the package
@@ -230,26 +271,26 @@ func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Re
 	hosts := cratesio.HostTargets()
 	art, selErr := meta.Select(rel.DownloadURL, hosts...)
 	if selErr == nil {
-		bar := a.progress(fmt.Sprintf("%s for %s", bin, art.Target))
-		digest, err := c.ProvisionArtifact(ctx, art, dir, bar.update)
-		bar.finish()
+		bar := c.progress(fmt.Sprintf("%s for %s", bin, art.Target))
+		digest, err := cl.ProvisionArtifact(ctx, art, dir, bar.Update)
+		bar.Finish()
 		if err != nil {
 			return "", fmt.Errorf("extension %s: the prebuilt server binary could not be installed, so nothing was: %w", m.Name, err)
 		}
-		fmt.Fprintf(a.stderr, "verified the prebuilt server %s for %s from %s (sha256 %s, pinned by the crate's metadata)\n", bin, art.Target, art.URL, digest)
+		fmt.Fprintf(c.notes(), "verified the prebuilt server %s for %s from %s (sha256 %s, pinned by the crate's metadata)\n", bin, art.Target, art.URL, digest)
 		return digest, nil
 	}
 	if !errors.Is(selErr, cratesio.ErrNoArtifact) {
 		return "", fmt.Errorf("extension %s: %w", m.Name, selErr)
 	}
-	if o.Build {
+	if req.Build {
 		cargo, err := exec.LookPath("cargo")
 		if err == nil {
-			return "", a.cargoInstall(ctx, cargo, dir, bin, m.Name)
+			return "", c.cargoInstall(ctx, cargo, dir, bin, m.Name)
 		}
-		fmt.Fprintf(a.stderr, "note: --build was given but cargo is not on PATH, so %s was not built\n", bin)
+		fmt.Fprintf(c.notes(), "note: --build was given but cargo is not on PATH, so %s was not built\n", bin)
 	}
-	fmt.Fprintf(a.stderr, "note: no prebuilt server binary was installed for %s: %v\n"+
+	fmt.Fprintf(c.notes(), "note: no prebuilt server binary was installed for %s: %v\n"+
 		"  %s is installed package-only: its tools fail until the server binary %q is found.\n"+
 		"  Install %s on PATH (the package's own bin/ is pinned by the approval: a file added there is refused as tampering),\n"+
 		"  or re-install with --build (needs cargo) to build it from the crate source.\n",
@@ -260,7 +301,7 @@ func (a *app) provision(ctx context.Context, c *cratesio.Client, rel cratesio.Re
 // cargoInstall builds the unpacked crate with `cargo install --locked`
 // into a temporary root (and target directory, so nothing lands in the
 // package but the binary) and moves bin/<bin> into dir/bin.
-func (a *app) cargoInstall(ctx context.Context, cargo, dir, bin, name string) error {
+func (c Crate) cargoInstall(ctx context.Context, cargo, dir, bin, name string) error {
 	tmp, err := os.MkdirTemp("", "yolop-cargo-install-*")
 	if err != nil {
 		return err
@@ -269,8 +310,8 @@ func (a *app) cargoInstall(ctx context.Context, cargo, dir, bin, name string) er
 	root := filepath.Join(tmp, "root")
 	cmd := exec.CommandContext(ctx, cargo, "install", "--locked", "--root", root,
 		"--target-dir", filepath.Join(tmp, "target"), "--path", dir, "--bin", bin)
-	cmd.Stdout, cmd.Stderr = a.stderr, a.stderr
-	fmt.Fprintf(a.stderr, "building %s with cargo install --locked (--build)\n", bin)
+	cmd.Stdout, cmd.Stderr = c.notes(), c.notes()
+	fmt.Fprintf(c.notes(), "building %s with cargo install --locked (--build)\n", bin)
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("extension %s: `cargo install --locked --path <crate>` failed (%w); install without --build to get the package only, then put %s on PATH", name, err, bin)
 	}
@@ -285,4 +326,17 @@ func (a *app) cargoInstall(ctx context.Context, cargo, dir, bin, name string) er
 		return fmt.Errorf("extension %s: installing the built binary: %w", name, err)
 	}
 	return nil
+}
+
+// copyFile copies src to dst (atomically) with mode perm.
+func copyFile(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return atomicfile.WriteFunc(dst, perm, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
 }

@@ -8,15 +8,14 @@ import (
 	"maps"
 	"os"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
 	"yolop.dev/core"
 	"yolop.dev/core/host"
+	"yolop.dev/harness/secrets"
 	"yolop.dev/packaging"
 	"yolop.dev/packaging/hostgrant"
 )
@@ -250,17 +249,33 @@ func (r *Resolver) Grant(ctx context.Context, m *packaging.Manifest) (host.Grant
 	if err != nil {
 		return host.Grant{}, nil, err
 	}
+	return buildGrant(m, res.Config, res.Env, res.Warnings, r.lookupEnv())
+}
+
+// GrantInPlace builds the grant of a package loaded in place for the
+// author's dev loop (`yolop session --ext DIR`): nothing was approved or
+// configured, so it is the manifest's static grant with ${VAR} expanded
+// from the host environment, no config and no secrets.
+func GrantInPlace(m *packaging.Manifest) (host.Grant, []string, error) {
+	return buildGrant(m, nil, nil, nil, os.LookupEnv)
+}
+
+// buildGrant is the one place a manifest becomes a grant: the static grant
+// (packaging/hostgrant), its server args and env with ${VAR} expanded from
+// lookup, the validated non-secret config, and env (secrets included)
+// added to the server's environment last, never expanded.
+func buildGrant(m *packaging.Manifest, cfg json.RawMessage, env map[string]string, warns []string, lookup func(string) (string, bool)) (host.Grant, []string, error) {
 	g, err := hostgrant.FromManifest(m)
 	if err != nil {
 		return host.Grant{}, nil, err
 	}
-	warnings := append([]string(nil), res.Warnings...)
-	warnings = append(warnings, ExpandServer(m.Name, &g.Server, r.lookupEnv())...)
-	g.Config = res.Config
-	if len(res.Env) > 0 && g.Server.Env == nil {
+	warnings := append([]string(nil), warns...)
+	warnings = append(warnings, ExpandServer(m.Name, &g.Server, lookup)...)
+	g.Config = cfg
+	if len(env) > 0 && g.Server.Env == nil {
 		g.Server.Env = map[string]string{}
 	}
-	maps.Copy(g.Server.Env, res.Env)
+	maps.Copy(g.Server.Env, env)
 	return g, warnings, nil
 }
 
@@ -330,32 +345,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// GrantParts is [Resolver.Grant] in the shape of the extension manager's
-// Resolve hook: the validated non-secret config, the environment config adds
-// to the server (secrets and `env` fields), and the warnings — including
-// those for ${VAR} placeholders in the server spec that the environment
-// does not set.
-func (r *Resolver) GrantParts(ctx context.Context, m *packaging.Manifest) (json.RawMessage, map[string]string, []string, error) {
-	res, err := r.Resolve(ctx, m)
-	if err != nil {
-		var warnings []string
-		if res != nil {
-			warnings = res.Warnings
-		}
-		return nil, nil, warnings, err
-	}
-	warnings := append([]string(nil), res.Warnings...)
-	if f := m.Yolop; f != nil && f.CapabilityServer != nil {
-		spec := core.ServerSpec{Args: slices.Clone(f.CapabilityServer.Args), Env: maps.Clone(f.CapabilityServer.Env)}
-		warnings = append(warnings, ExpandServer(m.Name, &spec, r.lookupEnv())...)
-	}
-	// The manager names the extension in front of each warning.
-	for i, w := range warnings {
-		warnings[i] = strings.TrimPrefix(w, "extension "+m.Name+": ")
-	}
-	return res.Config, res.Env, warnings, nil
 }
 
 // CheckSecret validates one secret value against its field's schema (a

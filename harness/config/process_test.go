@@ -11,9 +11,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness/secrets"
 	"yolop.dev/packaging"
 	"yolop.dev/packaging/hostgrant"
 	"yolop.dev/transport/stdio"
@@ -24,7 +24,7 @@ import (
 // params it got.
 func serverPy(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs("../../../../core/host/testdata/server.py")
+	p, err := filepath.Abs("../../core/host/testdata/server.py")
 	if err != nil {
 		t.Fatal(err)
 	}

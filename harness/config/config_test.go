@@ -13,10 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
-	"yolop.dev/cmd/yolop/internal/secrets"
-	"yolop.dev/cmd/yolop/internal/settings"
 	"yolop.dev/core"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness/secrets"
+	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
 )
 
@@ -352,7 +352,7 @@ func TestLineAsker(t *testing.T) {
 // TestConfiguredExampleManifest reads the SDK example's manifest through
 // the packaging loader: its fields are what setup and list work from.
 func TestConfiguredExampleManifest(t *testing.T) {
-	m, err := packaging.Load("../../../../core/examples/configured")
+	m, err := packaging.Load("../../core/examples/configured")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package builtin holds yolop's always-on built-in capabilities. The
 // [Extensions] capability lets the agent drive extension setup with the
-// same code paths as the `yolop ext` CLI ([extmgr.Manager]); installing
+// same code paths as the `yolop ext` CLI ([manager.Manager]); installing
 // through it still needs the user's consent, asked through the session's
 // ask sink.
 package builtin
@@ -13,9 +13,9 @@ import (
 	"strings"
 	"sync"
 
-	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
 )
 
@@ -45,13 +45,13 @@ type ExtensionsOptions struct {
 // concurrent use.
 type Extensions struct {
 	host.Base
-	m  *extmgr.Manager
+	m  *manager.Manager
 	mu sync.Mutex
 	o  ExtensionsOptions
 }
 
 // NewExtensions returns the capability over m.
-func NewExtensions(m *extmgr.Manager, o ExtensionsOptions) *Extensions {
+func NewExtensions(m *manager.Manager, o ExtensionsOptions) *Extensions {
 	return &Extensions{m: m, o: o}
 }
 
@@ -179,7 +179,7 @@ func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, _ func(ye
 
 // install asks the user through the ask sink; a missing sink refuses.
 func (e *Extensions) install(ctx context.Context, source string, o ExtensionsOptions) (yep.ToolResult, error) {
-	consent := func(ctx context.Context, p extmgr.Proposal) error {
+	consent := func(ctx context.Context, p manager.Proposal) error {
 		if o.Ask == nil {
 			return fmt.Errorf("%w: installing needs the user's consent and this session cannot ask; the user can run `yolop ext install %s` in a terminal", packaging.ErrNotApproved, source)
 		}
@@ -197,7 +197,7 @@ func (e *Extensions) install(ctx context.Context, source string, o ExtensionsOpt
 		}
 		return nil
 	}
-	out, err := e.m.Install(ctx, extmgr.InstallRequest{Source: source, Consent: consent})
+	out, err := e.m.Install(ctx, manager.InstallRequest{Source: source, Consent: consent})
 	if err != nil {
 		return toolErr(err), nil
 	}
@@ -218,7 +218,7 @@ func toolErr(err error) yep.ToolResult {
 }
 
 // OutcomeText renders an install or update outcome for people and agents.
-func OutcomeText(out *extmgr.Outcome) string {
+func OutcomeText(out *manager.Outcome) string {
 	var b strings.Builder
 	switch {
 	case out.Unchanged:
@@ -246,7 +246,7 @@ func OutcomeText(out *extmgr.Outcome) string {
 }
 
 // listText renders list output, one extension per block.
-func listText(list []extmgr.Info) string {
+func listText(list []manager.Info) string {
 	if len(list) == 0 {
 		return "no extensions installed; install one with `yolop ext install <source>`"
 	}
@@ -261,7 +261,7 @@ func listText(list []extmgr.Info) string {
 }
 
 // InfoText renders one extension for list output.
-func InfoText(in extmgr.Info) string {
+func InfoText(in manager.Info) string {
 	var b strings.Builder
 	enabled := "disabled"
 	if in.Enabled {

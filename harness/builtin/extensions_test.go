@@ -11,10 +11,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"yolop.dev/cmd/yolop/internal/builtin/extmgr"
-	"yolop.dev/cmd/yolop/internal/settings"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness/manager"
+	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
 )
 
@@ -44,14 +44,14 @@ const manifest = `{"name":"demo","version":"0.1.0","yolop":{"protocol_version":"
  "tools":[{"name":"demo_tool","description":"d"}],
  "hooks":[{"event":"pre_tool_use","matcher":"*"}]}}`
 
-func setup(t *testing.T) (*extmgr.Manager, string, string) {
+func setup(t *testing.T) (*manager.Manager, string, string) {
 	t.Helper()
 	cfg := t.TempDir()
 	pkg := t.TempDir()
 	if err := os.WriteFile(filepath.Join(pkg, "plugin.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := extmgr.New(extmgr.Options{Store: packaging.NewStore(cfg), Settings: settings.New(cfg)})
+	m := manager.New(manager.Options{Store: packaging.NewStore(cfg), Settings: settings.New(cfg)})
 	return m, cfg, pkg
 }
 
@@ -109,7 +109,7 @@ func TestInstallThroughTheToolNeedsTheUsersConsent(t *testing.T) {
 
 func TestEnableDisableListRemoveTools(t *testing.T) {
 	m, cfg, pkg := setup(t)
-	if _, err := m.Install(context.Background(), extmgr.InstallRequest{Source: pkg, Consent: func(context.Context, extmgr.Proposal) error { return nil }}); err != nil {
+	if _, err := m.Install(context.Background(), manager.InstallRequest{Source: pkg, Consent: func(context.Context, manager.Proposal) error { return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	var activated []string
@@ -120,7 +120,7 @@ func TestEnableDisableListRemoveTools(t *testing.T) {
 	defer s.Close()
 
 	res := call(t, s, "list_extensions", map[string]any{})
-	var list []extmgr.Info
+	var list []manager.Info
 	if err := json.Unmarshal(res.Data, &list); err != nil || len(list) != 1 || list[0].Name != "demo" || list[0].Enabled {
 		t.Fatalf("list = %s (%v)", res.Data, err)
 	}

@@ -1,68 +1,51 @@
-// Package extmgr is the one implementation of extension management that
-// both the `yolop ext` CLI and the built-in `extensions` capability call:
-// install and update with consent, list, enable, disable and remove, and
-// the grants a session starts from.
+// Package manager is the one implementation of extension management that
+// every front-end calls — the `yolop ext` CLI, the built-in `extensions`
+// capability, a custom host: install and update with consent, list,
+// enable, disable and remove, and the grants a session starts from.
 //
-// It joins three stores: the package store and extensions.lock
-// ([packaging.Store]), settings.toml ([settings.File]) for which
-// extensions are enabled and their capability config, and the fetchers
-// for each source kind (a path is referenced in place, a git URL is
-// fetched with registry/git, a crate through an injected fetcher).
-// Reading a manifest never executes anything; nothing is installed until a
-// [Consent] accepts the contribution summary or diff.
-package extmgr
+// It joins the package store and extensions.lock ([packaging.Store]),
+// settings.toml ([settings.File]) for which extensions are enabled, the
+// config resolver ([config.Resolver]: config, secrets and the one way from
+// an approved manifest to a [host.Grant]), and a [fetch.Fetcher] per
+// source kind. An install reads top to bottom: source string → fetcher →
+// staged package → consent → store commit → lock. Reading a manifest never
+// executes anything; nothing is installed until a [Consent] accepts the
+// contribution summary or diff.
+package manager
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"yolop.dev/cmd/yolop/internal/extload"
-	"yolop.dev/cmd/yolop/internal/settings"
 	"yolop.dev/core/host"
+	"yolop.dev/harness/config"
+	"yolop.dev/harness/fetch"
+	"yolop.dev/harness/secrets"
+	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
-	"yolop.dev/registry/git"
 )
-
-// FetchFunc fills an empty staging directory with a package.
-type FetchFunc = func(ctx context.Context, dir string) (packaging.FetchResult, error)
-
-// ProvisionFunc completes a staged package after the user approved it
-// (e.g. a prebuilt server binary); see packaging.InstallOptions.Provision.
-type ProvisionFunc = func(ctx context.Context, dir string, m *packaging.Manifest) (packaging.FetchResult, error)
 
 // Options configure a [Manager]. Store and Settings are required.
 type Options struct {
 	Store    *packaging.Store
 	Settings *settings.File
+	// Resolver resolves config and secrets and builds every grant. Nil
+	// means a resolver over Settings and the credential store in the
+	// store's directory.
+	Resolver *config.Resolver
 	// AllowFileGit accepts file:// git URLs. Tests only; zero refuses them.
 	AllowFileGit bool
-	// FetchCrate returns the fetcher for a crates.io or sparse-registry
-	// source (registry is "sparse+URL" or "" for crates.io; build allows
-	// `cargo install`). Nil refuses crate sources with a clear error.
-	FetchCrate func(src packaging.Source, registry string, build bool) (FetchFunc, ProvisionFunc)
-	// Resolve, if set, computes what an enabled extension starts with: its
-	// validated non-secret config (initialize.config) and the extra server
-	// environment (injected secrets), plus warnings. Nil means the config
-	// table from settings.toml alone, validated against config_schema, and
-	// no extra environment. (The config-and-secrets resolver plugs in here.)
-	Resolve func(ctx context.Context, mf *packaging.Manifest) (config json.RawMessage, env map[string]string, warnings []string, err error)
-	// FieldStatus, if set, says per config field whether a value is
-	// configured — in settings.toml or, for a secret, the credential store.
-	// Nil means: present in the settings.toml config table. Values are
-	// never asked for.
-	FieldStatus func(ctx context.Context, mf *packaging.Manifest) (map[string]bool, error)
-	// Setup, if set, runs on enable before anything is written: it asks
-	// through ask (nil when there is no one to ask) for every required
-	// config field that is unset, saving secrets to the credential store
-	// and the rest to settings.toml, or fails listing what is missing.
-	Setup func(ctx context.Context, mf *packaging.Manifest, ask host.AskSink) error
-	// ForgetSecrets, if set, deletes an extension's stored secrets when it
-	// is removed.
-	ForgetSecrets func(ctx context.Context, name string) error
+	// Fetchers stage packages by source kind. A missing git fetcher means
+	// [fetch.Git] (with AllowFileGit); a missing crate fetcher refuses
+	// crate sources with a clear error. Path sources need none.
+	Fetchers map[packaging.SourceKind]fetch.Fetcher
+	// SecretsChanged, if set, is called after the manager stored or
+	// deleted secrets (setup on enable, remove), e.g. to reload a
+	// scrubber.
+	SecretsChanged func(ctx context.Context)
 }
 
 // A Manager manages installed extensions. It holds no state of its own
@@ -73,7 +56,12 @@ type Manager struct {
 }
 
 // New returns a Manager over o.
-func New(o Options) *Manager { return &Manager{o: o} }
+func New(o Options) *Manager {
+	if o.Resolver == nil {
+		o.Resolver = &config.Resolver{Settings: o.Settings, Secrets: secrets.NewFile(o.Store.Dir()), SettingsPath: o.Settings.Path()}
+	}
+	return &Manager{o: o}
+}
 
 // Default returns a Manager over the store and settings in
 // [packaging.ConfigDir], with o's other options.
@@ -92,6 +80,9 @@ func (m *Manager) Store() *packaging.Store { return m.o.Store }
 
 // Settings is settings.toml.
 func (m *Manager) Settings() *settings.File { return m.o.Settings }
+
+// Resolver is the config resolver the manager builds grants with.
+func (m *Manager) Resolver() *config.Resolver { return m.o.Resolver }
 
 // A Proposal is what the user is asked to approve.
 type Proposal struct {
@@ -241,30 +232,21 @@ func proposal(src packaging.Source, next, prev *packaging.Manifest, ch packaging
 
 // fetcher returns the staging fetcher for src (nil for a path source) and,
 // for a crate, the provisioning step that runs after consent.
-func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out *Outcome) (FetchFunc, ProvisionFunc, error) {
-	switch src.Kind {
-	case packaging.SourcePath:
+func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out *Outcome) (fetch.FetchFunc, fetch.ProvisionFunc, error) {
+	if src.Kind == packaging.SourcePath {
 		return nil, nil, nil
-	case packaging.SourceGit:
-		opts := git.Options{AllowFile: m.o.AllowFileGit}
-		return func(ctx context.Context, dir string) (packaging.FetchResult, error) {
-			r, err := git.Fetch(ctx, src.URL, src.Rev, dir, opts)
-			if err != nil {
-				return packaging.FetchResult{}, err
-			}
-			for _, s := range r.SkippedSubmodules {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("git submodule %s was not fetched (submodules never are)", s))
-			}
-			return packaging.FetchResult{Commit: r.Commit}, nil
-		}, nil, nil
-	case packaging.SourceCrate:
-		if m.o.FetchCrate == nil {
+	}
+	f := m.o.Fetchers[src.Kind]
+	if f == nil && src.Kind == packaging.SourceGit {
+		f = fetch.Git{AllowFile: m.o.AllowFileGit}
+	}
+	if f == nil {
+		if src.Kind == packaging.SourceCrate {
 			return nil, nil, fmt.Errorf("installing %s: crate sources are not available in this build; install from a path or a git URL", src)
 		}
-		fetch, provision := m.o.FetchCrate(src, registry, build)
-		return fetch, provision, nil
+		return nil, nil, fmt.Errorf("installing %s: unknown source kind %q", src, src.Kind)
 	}
-	return nil, nil, fmt.Errorf("installing %s: unknown source kind %q", src, src.Kind)
+	return f.Open(src, fetch.Request{Registry: registry, Build: build, Warn: func(w string) { out.Warnings = append(out.Warnings, w) }})
 }
 
 // Update re-resolves the recorded source of an installed extension. An
@@ -361,16 +343,14 @@ func (m *Manager) EnableWith(ctx context.Context, name string, ask host.AskSink)
 	if err != nil {
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
-	if m.o.Setup != nil {
-		if err := m.o.Setup(ctx, v.Manifest, ask); err != nil {
-			return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
-		}
+	res, err := m.o.Resolver.Setup(ctx, v.Manifest, ask)
+	if res != nil && len(res.Secrets) > 0 && m.o.SecretsChanged != nil {
+		m.o.SecretsChanged(ctx)
 	}
-	ent, _, err := m.o.Settings.Entry(ctx, name)
 	if err != nil {
-		return host.Grant{}, err
+		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
-	g, _, err := m.grantOf(ctx, v.Manifest, ent.Config)
+	g, _, err := m.Grant(ctx, v.Manifest)
 	if err != nil {
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
@@ -414,9 +394,12 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	if errors.Is(err, packaging.ErrNotInstalled) && hadEntry {
 		err = nil // only a stale settings entry was left
 	}
-	if err == nil && m.o.ForgetSecrets != nil {
-		if ferr := m.o.ForgetSecrets(ctx, name); ferr != nil {
+	if err == nil {
+		if ferr := m.o.Resolver.Secrets.DeleteExtension(ctx, name); ferr != nil {
 			return fmt.Errorf("removed %s, but its secrets could not be deleted: %w", name, ferr)
+		}
+		if m.o.SecretsChanged != nil {
+			m.o.SecretsChanged(ctx)
 		}
 	}
 	return err
@@ -442,7 +425,7 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
 		}
-		g, gw, err := m.grantOf(ctx, v.Manifest, e.Config)
+		g, gw, err := m.Grant(ctx, v.Manifest)
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
@@ -456,34 +439,16 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 	return gs, warns
 }
 
-// grantOf resolves the extension's config (Options.Resolve, else cfg
-// validated against the config schema) and maps the manifest onto a grant.
-func (m *Manager) grantOf(ctx context.Context, mf *packaging.Manifest, cfg map[string]any) (host.Grant, []string, error) {
-	if m.o.Resolve != nil {
-		raw, env, warns, err := m.o.Resolve(ctx, mf)
-		if err != nil {
-			return host.Grant{}, warns, err
-		}
-		g, err := extload.FromManifest(mf, raw, env)
-		return g, warns, err
+// Grant is the one way from an approved manifest to the grant a session
+// runs: [config.Resolver.Grant] (the validated config, secrets and `env`
+// fields as the server's environment, ${VAR} expanded), with warnings
+// stripped of the extension-name prefix the caller adds.
+func (m *Manager) Grant(ctx context.Context, mf *packaging.Manifest) (host.Grant, []string, error) {
+	g, warns, err := m.o.Resolver.Grant(ctx, mf)
+	for i, w := range warns {
+		warns[i] = strings.TrimPrefix(w, "extension "+mf.Name+": ")
 	}
-	g, err := grantFromSettings(mf, cfg)
-	return g, nil, err
-}
-
-func grantFromSettings(mf *packaging.Manifest, cfg map[string]any) (host.Grant, error) {
-	var raw json.RawMessage
-	if cfg != nil {
-		if err := mf.ValidateConfig(cfg); err != nil {
-			return host.Grant{}, fmt.Errorf("its config in settings.toml is invalid: %w", err)
-		}
-		b, err := json.Marshal(cfg)
-		if err != nil {
-			return host.Grant{}, fmt.Errorf("encoding its config: %w", err)
-		}
-		raw = b
-	}
-	return extload.FromManifest(mf, raw, nil)
+	return g, warns, err
 }
 
 // Info describes one extension for `list`.
@@ -570,16 +535,13 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 				info.Warnings = append(info.Warnings, err.Error())
 			}
 			var status map[string]bool
-			if m.o.FieldStatus != nil && len(fields) > 0 {
-				if status, err = m.o.FieldStatus(ctx, mf); err != nil {
+			if len(fields) > 0 {
+				if status, err = m.o.Resolver.FieldStatus(ctx, mf); err != nil {
 					info.Warnings = append(info.Warnings, err.Error())
 				}
 			}
 			for _, f := range fields {
-				_, set := se.Config[f.Name]
-				if m.o.FieldStatus != nil {
-					set = status[f.Name]
-				}
+				set := status[f.Name]
 				info.Config = append(info.Config, ConfigStatus{Name: f.Name, Type: f.Type, Required: f.Required, Secret: f.Secret, Set: set})
 			}
 		}

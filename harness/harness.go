@@ -1,0 +1,425 @@
+// Package harness is everything a yolop binary needs beyond the runtime
+// in core, for any front-end to reuse: the CLI, the MCP gateway, a TUI, a
+// user's own binary.
+//
+// A [Harness] opens one config directory and ties its pieces together:
+// settings.toml ([settings]), the credential store connections.toml
+// ([secrets]), config resolution and the secret scrubber ([config]), the
+// extension manager over the store and extensions.lock ([manager]) with a
+// fetcher per source kind ([fetch]), and the built-in capabilities
+// ([builtin]: extensions, set_extension_secret). [Harness.NewSession]
+// assembles a [host.Session] over the enabled extensions the way
+// `yolop session` does.
+//
+// A minimal custom host:
+//
+//	h, err := harness.Open(ctx, harness.Options{})
+//	...
+//	s, warnings := h.NewSession(ctx, harness.SessionOptions{})
+//	defer s.Close()
+//	s.Start(ctx)
+//	res, err := s.CallTool(ctx, "echo", "call-1", json.RawMessage(`{"text":"hi"}`), nil)
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/core"
+	"yolop.dev/core/host"
+	"yolop.dev/harness/builtin"
+	"yolop.dev/harness/config"
+	"yolop.dev/harness/fetch"
+	"yolop.dev/harness/manager"
+	"yolop.dev/harness/secrets"
+	"yolop.dev/harness/settings"
+	"yolop.dev/packaging"
+	"yolop.dev/transport/stdio"
+)
+
+// Options configure a [Harness]. The zero value opens the default config
+// directory with no logging, crate sources from crates.io and servers run
+// by the stdio transport.
+type Options struct {
+	// ConfigDir is the config directory. Empty means
+	// [packaging.ConfigDir]: $YOLOP_CONFIG_DIR, else the user config
+	// directory + /yolop.
+	ConfigDir string
+	// Logger is the host logger. Nil means no logging.
+	Logger hclog.Logger
+	// AllowFileGit accepts file:// git URLs. Tests only; false refuses them.
+	AllowFileGit bool
+	// Crate is the crate fetcher's configuration (progress display, notes,
+	// user agent); its ConfigDir and, when nil, Logger are filled in.
+	Crate fetch.Crate
+	// Transport starts extension servers. Nil means [stdio.New] with
+	// Logger.
+	Transport core.Transport
+	// Scrubber is the secret scrubber to fill, for a front-end that wraps
+	// its writers (and Logger's) before opening the harness. Nil means a
+	// new one.
+	Scrubber *config.Scrubber
+}
+
+// A Harness is one config directory opened for a front-end. Its methods are
+// safe for concurrent use.
+type Harness struct {
+	o        Options
+	dir      string
+	log      hclog.Logger
+	store    *packaging.Store
+	settings *settings.File
+	secrets  *secrets.File
+	resolver *config.Resolver
+	scrub    *config.Scrubber
+	mgr      *manager.Manager
+	// live is the running session, if any, so a secret saved through
+	// set_extension_secret reaches its extension at once.
+	live atomic.Pointer[host.Session]
+}
+
+// Open opens the config directory o names. Nothing is created on disk
+// until something is written; the scrubber is loaded from the credential
+// store (a store that cannot be read is logged: its secrets cannot reach
+// any server either).
+func Open(ctx context.Context, o Options) (*Harness, error) {
+	dir := o.ConfigDir
+	if dir == "" {
+		var err error
+		if dir, err = packaging.ConfigDir(); err != nil {
+			return nil, err
+		}
+	}
+	log := o.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	scrub := o.Scrubber
+	if scrub == nil {
+		scrub = config.NewScrubber()
+	}
+	h := &Harness{o: o, dir: dir, log: log, scrub: scrub}
+	h.store = packaging.NewStore(dir)
+	h.settings = settings.New(dir)
+	h.secrets = secrets.NewFile(dir)
+	h.resolver = &config.Resolver{Settings: h.settings, Secrets: h.secrets, SettingsPath: h.settings.Path(), Logger: log}
+	crate := o.Crate
+	crate.ConfigDir = dir
+	if crate.Logger == nil {
+		crate.Logger = log
+	}
+	h.mgr = manager.New(manager.Options{
+		Store:        h.store,
+		Settings:     h.settings,
+		Resolver:     h.resolver,
+		AllowFileGit: o.AllowFileGit,
+		Fetchers: map[packaging.SourceKind]fetch.Fetcher{
+			packaging.SourceGit:   fetch.Git{AllowFile: o.AllowFileGit},
+			packaging.SourceCrate: crate,
+		},
+		SecretsChanged: h.ReloadScrubber,
+	})
+	h.ReloadScrubber(ctx)
+	return h, nil
+}
+
+// ConfigDir is the config directory.
+func (h *Harness) ConfigDir() string { return h.dir }
+
+// Manager is the extension manager.
+func (h *Harness) Manager() *manager.Manager { return h.mgr }
+
+// Store is the package store and extensions.lock.
+func (h *Harness) Store() *packaging.Store { return h.store }
+
+// Settings is settings.toml.
+func (h *Harness) Settings() *settings.File { return h.settings }
+
+// Secrets is the credential store, connections.toml.
+func (h *Harness) Secrets() *secrets.File { return h.secrets }
+
+// Resolver resolves extension config and secrets into grants.
+func (h *Harness) Resolver() *config.Resolver { return h.resolver }
+
+// Scrubber redacts every stored secret value; wrap every writer a person
+// or an agent reads with [config.Scrubber.Writer].
+func (h *Harness) Scrubber() *config.Scrubber { return h.scrub }
+
+// ReloadScrubber re-reads the credential store into the scrubber, after a
+// secret was stored or deleted.
+func (h *Harness) ReloadScrubber(ctx context.Context) {
+	if err := h.scrub.Load(ctx, h.secrets); err != nil {
+		h.log.Warn("secrets cannot be read", "error", err)
+	}
+}
+
+// Transport is the transport extension servers start with.
+func (h *Harness) Transport() core.Transport {
+	if h.o.Transport != nil {
+		return h.o.Transport
+	}
+	return stdio.New(stdio.Options{Logger: h.log})
+}
+
+// InstalledManifest returns the verified manifest of an installed
+// extension.
+func (h *Harness) InstalledManifest(ctx context.Context, name string) (*packaging.Manifest, error) {
+	v, err := h.store.VerifyInstalled(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return v.Manifest, nil
+}
+
+// InstalledGrant returns the verified manifest of an installed extension
+// and the grant a session would run it with: its config and secrets
+// resolved when they resolve, else its static grant (so a check such as
+// the doctor can still run it).
+func (h *Harness) InstalledGrant(ctx context.Context, name string) (*packaging.Manifest, host.Grant, error) {
+	v, err := h.store.VerifyInstalled(ctx, name)
+	if err != nil {
+		return nil, host.Grant{}, err
+	}
+	g, _, err := h.mgr.Grant(ctx, v.Manifest)
+	if err != nil {
+		if g, _, err = config.GrantInPlace(v.Manifest); err != nil {
+			return nil, host.Grant{}, err
+		}
+	}
+	g.Verify = v.Verifier.Check
+	return v.Manifest, g, nil
+}
+
+// InPlace loads the package in dir in place — the author's dev loop,
+// nothing approved — and returns its manifest and static grant, with
+// warnings (manifest findings, unset ${VAR}s).
+func InPlace(dir string) (*packaging.Manifest, host.Grant, []string, error) {
+	m, err := packaging.Load(dir)
+	if err != nil {
+		return nil, host.Grant{}, nil, err
+	}
+	g, warns, err := config.GrantInPlace(m)
+	if err != nil {
+		return nil, host.Grant{}, nil, err
+	}
+	return m, g, append(slices.Clone(m.Warnings), warns...), nil
+}
+
+// SecretField returns the declared secret field of an installed extension,
+// or an error listing the secret fields it has.
+func (h *Harness) SecretField(ctx context.Context, name, field string) (*packaging.Manifest, packaging.ConfigField, error) {
+	m, err := h.InstalledManifest(ctx, name)
+	if err != nil {
+		return nil, packaging.ConfigField{}, err
+	}
+	fields, err := m.ConfigFields()
+	if err != nil {
+		return nil, packaging.ConfigField{}, err
+	}
+	var names []string
+	for _, f := range fields {
+		if f.Secret {
+			if f.Name == field {
+				return m, f, nil
+			}
+			names = append(names, f.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, packaging.ConfigField{}, fmt.Errorf("extension %s declares no secret config fields", name)
+	}
+	return nil, packaging.ConfigField{}, fmt.Errorf("extension %s has no secret field %q; its secret fields are: %s", name, field, strings.Join(names, ", "))
+}
+
+// SetSecret validates v against the field's schema (the message never
+// describes the value), stores it in the credential store, teaches the
+// scrubber and, when a session is live, restarts that extension with it.
+func (h *Harness) SetSecret(ctx context.Context, name, field string, v secrets.Secret) (packaging.ConfigField, error) {
+	m, f, err := h.SecretField(ctx, name, field)
+	if err != nil {
+		return f, err
+	}
+	if err := config.CheckSecret(m, field, v); err != nil {
+		return f, err
+	}
+	if err := h.secrets.Set(ctx, name, field, v); err != nil {
+		return f, err
+	}
+	h.scrub.Add(name, field, v)
+	if s := h.live.Load(); s != nil {
+		if _, err := h.resolver.PushSession(ctx, s, m); err != nil {
+			return f, fmt.Errorf("saved, but the running extension %s did not take it: %w", name, err)
+		}
+	}
+	return f, nil
+}
+
+// BuiltinOptions wire the built-in capabilities to a front-end.
+type BuiltinOptions struct {
+	// Ask asks the user: install consent and set_extension_secret. Nil
+	// refuses installs and secret entry (there is no one to ask).
+	Ask host.AskSink
+	// Activate and Deactivate make enable and disable through the
+	// extensions capability live in a running session. Nil means they
+	// take effect with the next session.
+	Activate   func(host.Grant)
+	Deactivate func(name string) bool
+}
+
+// Builtins returns the always-on built-in capabilities: the extensions
+// capability (install, list, enable, disable, remove) and
+// set_extension_secret.
+func (h *Harness) Builtins(o BuiltinOptions) []host.Capability {
+	return []host.Capability{
+		builtin.NewExtensions(h.mgr, builtin.ExtensionsOptions{Ask: o.Ask, Activate: o.Activate, Deactivate: o.Deactivate}),
+		config.NewSecretTool(config.SecretToolOptions{
+			Secrets:  h.secrets,
+			Ask:      o.Ask,
+			Manifest: h.InstalledManifest,
+			Scrubber: h.scrub,
+			OnSaved: func(ctx context.Context, m *packaging.Manifest) error {
+				s := h.live.Load()
+				if s == nil {
+					return nil
+				}
+				_, err := h.resolver.PushSession(ctx, s, m)
+				return err
+			},
+		}),
+	}
+}
+
+// SessionOptions configure [Harness.NewSession]. The zero value runs the
+// enabled extensions with the built-ins, no user to ask, the current
+// directory as workspace and no live config.
+type SessionOptions struct {
+	// Extra are grants run beside the enabled extensions, first (e.g.
+	// packages loaded in place with [config.GrantInPlace]).
+	Extra []host.Grant
+	// NoEnabled leaves out the extensions enabled in settings.toml.
+	NoEnabled bool
+	// NoBuiltins leaves out the built-in capabilities.
+	NoBuiltins bool
+	// Ask answers ui/ask questions and the built-ins' questions; nil
+	// answers them cancelled.
+	Ask host.AskSink
+	// Status receives status/changed; nil drops it.
+	Status host.StatusSink
+	// SessionID identifies the session to extensions. Empty means one made
+	// from the time.
+	SessionID string
+	// WorkspaceRoot is the workspace. Empty means the current directory.
+	WorkspaceRoot string
+	// OnConfigChange, if set, turns on live config: changes to
+	// settings.toml and connections.toml are re-resolved and pushed to the
+	// session's installed extensions, and OnConfigChange hears about each
+	// extension whose config changed or could not be applied.
+	OnConfigChange func(ext string, restarted bool, err error)
+}
+
+// A Session is a [host.Session] assembled by a [Harness]. Close it.
+type Session struct {
+	*host.Session
+	h         *Harness
+	stopWatch func()
+}
+
+// Close stops live config, closes the session and its extensions.
+func (s *Session) Close() {
+	s.stopWatch()
+	s.h.live.CompareAndSwap(s.Session, nil)
+	s.Session.Close()
+}
+
+// NewSession assembles a session: the built-ins, then o.Extra, then every
+// enabled extension that loads, each verified against its approval before
+// every spawn, with the session tool timeout from settings.toml and every
+// stored secret scrubbed from what leaves the extensions. What could not
+// load is returned as warnings, never an error. Nothing is started until
+// Start.
+func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, []string) {
+	var warnings []string
+	grants := append([]host.Grant(nil), o.Extra...)
+	if !o.NoEnabled {
+		enabled, warns := h.mgr.Grants(ctx)
+		warnings = append(warnings, warns...)
+		grants = append(grants, enabled...)
+	}
+	toolTimeout, err := h.settings.ToolTimeout(ctx)
+	if err != nil {
+		warnings = append(warnings, err.Error()+"; using each tool's own timeout")
+	}
+	ws := o.WorkspaceRoot
+	if ws == "" {
+		ws, _ = os.Getwd()
+	}
+	id := o.SessionID
+	if id == "" {
+		id = fmt.Sprintf("s-%d", time.Now().UnixNano())
+	}
+	s := &Session{h: h, stopWatch: func() {}}
+	var builtins []host.Capability
+	if !o.NoBuiltins {
+		builtins = h.Builtins(BuiltinOptions{
+			Ask:        o.Ask,
+			Activate:   func(g host.Grant) { s.Activate(g) },
+			Deactivate: func(n string) bool { return s.Deactivate(n) },
+		})
+	}
+	s.Session = host.NewSession(host.SessionOptions{
+		Builtins:      builtins,
+		Grants:        grants,
+		Transport:     h.Transport(),
+		Logger:        h.log,
+		Ask:           o.Ask,
+		Status:        o.Status,
+		SessionID:     id,
+		WorkspaceRoot: ws,
+		ToolTimeout:   toolTimeout,
+		Extension:     host.ExtensionOptions{Scrub: h.scrub.Scrub},
+	})
+	h.live.Store(s.Session)
+	if o.OnConfigChange != nil {
+		s.stopWatch = h.watchConfig(s.Session, o.OnConfigChange)
+	}
+	return s, warnings
+}
+
+// watchConfig applies changes to settings.toml and connections.toml to
+// the installed extensions of a running session: each one's config is
+// re-resolved and validated, then pushed as config/changed, or its server
+// restarted when its environment changed. The returned function stops
+// watching.
+func (h *Harness) watchConfig(s *host.Session, report func(ext string, restarted bool, err error)) func() {
+	stop, err := config.Watch(h.dir, []string{settings.FileName, secrets.FileName}, 0, func(ctx context.Context) {
+		h.ReloadScrubber(ctx)
+		for _, st := range s.Stats() {
+			m, err := h.InstalledManifest(ctx, st.Name)
+			if err != nil {
+				continue // not installed (a package in place): nothing to re-resolve
+			}
+			e, ok := s.Extension(st.Name)
+			if !ok {
+				continue
+			}
+			before := e.Grant()
+			restarted, err := h.resolver.Push(ctx, e, m)
+			after := e.Grant()
+			if err != nil || restarted || string(before.Config) != string(after.Config) {
+				report(st.Name, restarted, err)
+			}
+		}
+	})
+	if err != nil {
+		h.log.Warn("live config changes are off for this session", "error", err)
+		return func() {}
+	}
+	return stop
+}

@@ -1,0 +1,137 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"yolop.dev/harness"
+	"yolop.dev/harness/manager"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// goBuild builds pkg into out.
+func goBuild(t *testing.T, out, pkg string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+}
+
+// echoInstalled installs and enables the echo example (its server built
+// from core/examples/echo) in a fresh config directory, through the
+// harness's manager as `yolop ext install --yes` and `ext enable` would.
+func echoInstalled(t *testing.T) (cfg string) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatalf("the go command is needed to build the echo server: %v", err)
+	}
+	pkg := t.TempDir()
+	manifest, err := os.ReadFile("../core/examples/echo/plugin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "plugin.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goBuild(t, filepath.Join(pkg, "bin", "yolop-extension-echo"), "yolop.dev/core/examples/echo")
+	cfg = t.TempDir()
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accept := func(context.Context, manager.Proposal) error { return nil }
+	if _, err := h.Manager().Install(ctx, manager.InstallRequest{Source: pkg, Consent: accept}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Manager().Enable(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestMinimalHost builds examples/minihost — a custom host binary in one
+// screen — and runs a streamed tool call through it over an installed,
+// enabled extension.
+func TestMinimalHost(t *testing.T) {
+	cfg := echoInstalled(t)
+	bin := filepath.Join(t.TempDir(), "minihost")
+	goBuild(t, bin, "yolop.dev/harness/examples/minihost")
+	cmd := exec.Command(bin, "count", `{"n":3,"delay_ms":1}`)
+	cmd.Env = append(os.Environ(), "YOLOP_CONFIG_DIR="+cfg)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("minihost: %v\n%s", err, out)
+	}
+	if want := "update: 1\nupdate: 2\nupdate: 3\ncounted to 3\n"; string(out) != want {
+		t.Fatalf("minihost printed %q, want %q", out, want)
+	}
+	// A tool no extension serves fails with a message and status 1.
+	cmd = exec.Command(bin, "nosuch")
+	cmd.Env = append(os.Environ(), "YOLOP_CONFIG_DIR="+cfg)
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), `"nosuch"`) {
+		t.Fatalf("minihost nosuch: %v\n%s", err, out)
+	}
+}
+
+// A session from the harness runs the enabled extensions with the
+// built-ins, verifies them before each spawn and scrubs stored secrets.
+func TestNewSession(t *testing.T) {
+	cfg := echoInstalled(t)
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{})
+	defer s.Close()
+	if len(warnings) != 0 {
+		t.Fatalf("warnings: %q", warnings)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ti := range s.Tools() {
+		names = append(names, ti.Name)
+	}
+	for _, want := range []string{"echo", "count", "install_extension", "set_extension_secret"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("session tools %v lack %s", names, want)
+		}
+	}
+	res, err := s.CallTool(ctx, "echo", "c1", json.RawMessage(`{"text":"hi"}`), nil)
+	if err != nil || res.Output != "hi" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+	e, ok := s.Extension("echo")
+	if !ok || e.Grant().Verify == nil {
+		t.Fatal("the enabled extension runs without a per-spawn check")
+	}
+}
+
+// The harness's packages import no front-end: a second front-end can use
+// them without the CLI's dependencies.
+func TestNoFrontEndDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "yolop.dev/harness/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, bad := range []string{"yolop.dev/cmd/", "github.com/spf13/cobra", "github.com/schollz/progressbar"} {
+			if strings.HasPrefix(dep, bad) {
+				t.Errorf("harness depends on the front-end package %s", dep)
+			}
+		}
+	}
+}
