@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
 	"yolop.dev/registry/cratesio"
@@ -34,10 +33,6 @@ See docs/registry.md.`,
 	cmd.AddCommand(a.registryPublishCmd(), a.registryServeCmd())
 	return cmd
 }
-
-// publishLockName is the file a publisher locks in the index directory, so
-// two publishers cannot lose each other's index line.
-const publishLockName = ".publish.lock"
 
 func (a *app) registryPublishCmd() *cobra.Command {
 	var (
@@ -76,16 +71,7 @@ default relative dl.`,
 			for _, w := range warnings {
 				fmt.Fprintln(a.stderr, "warning: "+w)
 			}
-			if err := os.MkdirAll(index, 0o755); err != nil {
-				return fmt.Errorf("publish: creating the index directory: %w", err)
-			}
-			lk := flock.New(filepath.Join(index, publishLockName))
-			ok, err := lk.TryLockContext(cmd.Context(), 50*time.Millisecond)
-			if err != nil || !ok {
-				return fmt.Errorf("publish: locking %s: %v", lk.Path(), err)
-			}
-			defer lk.Unlock()
-			err = cratesio.Publish(index, crate, cratesio.PublishMeta{DLBase: dlBase, Artifacts: artifacts})
+			_, err = cratesio.Publish(cmd.Context(), index, crate, cratesio.PublishOptions{DLBase: dlBase, Artifacts: artifacts})
 			if err != nil {
 				return err
 			}

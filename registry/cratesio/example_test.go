@@ -30,7 +30,7 @@ func Example() {
 	crateFile := filepath.Join(work, "echo.crate")
 	os.WriteFile(crateFile, crate.Bytes(), 0o644)
 	index := filepath.Join(work, "index")
-	if err := cratesio.Publish(index, crateFile, cratesio.PublishMeta{}); err != nil {
+	if _, err := cratesio.Publish(context.Background(), index, crateFile, cratesio.PublishOptions{}); err != nil {
 		panic(err)
 	}
 	srv := httptest.NewServer(cratesio.ServeIndex(index))
