@@ -7,12 +7,14 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/pelletier/go-toml/v2"
 
 	"yolop.dev/packaging"
@@ -32,15 +34,74 @@ const echoManifest = `{
 }
 `
 
-// needGo skips (or, in CI, fails) a test that runs go build.
-func needGo(t *testing.T) {
+// fakeGoScript is the go command fakeGo installs: it logs its
+// invocation and writes a small stand-in server where -o says.
+const fakeGoScript = `#!/bin/sh
+printf 'dir=%s GOOS=%s GOARCH=%s CGO_ENABLED=%s %s\n' "$(pwd -P)" "$GOOS" "$GOARCH" "$CGO_ENABLED" "$*" >> "$FAKE_GO_LOG"
+if [ "$FAKE_GO_FAIL" = true ]; then
+	echo 'server/main.go:3:1: syntax error: non-declaration statement outside function body' >&2
+	exit 1
+fi
+[ "$1" = build ] || { echo "fake go: unexpected arguments $*" >&2; exit 2; }
+out=
+while [ $# -gt 0 ]; do
+	[ "$1" = -o ] && out=$2
+	shift
+done
+[ -n "$out" ] || { echo 'fake go: no -o' >&2; exit 2; }
+mkdir -p "$(dirname "$out")" && printf 'server for %s/%s\n' "$GOOS" "$GOARCH" > "$out" && chmod 755 "$out"
+`
+
+// fakeGo puts a shell script on a PATH of its own as the go command and
+// returns the file it logs each invocation to, one line per build:
+//
+//	dir=<dir> GOOS=<goos> GOARCH=<goarch> CGO_ENABLED=<v> <args>
+//
+// "go build ... -o <file> ..." writes a small stand-in server to <file>,
+// so packing runs no compiler (a real build, gzip'd under -race, takes
+// seconds); with fail set it exits 1 instead, as a failed build would.
+// TestRegistryEndToEnd in cmd/yolop packs a real Go server with the real
+// go command, twice for identical bytes, and runs it.
+func fakeGo(t *testing.T, fail bool) (log string) {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("needs the go command") // .ci/run installs it: in CI a skip would hide a broken install step
-		}
-		t.Skip("needs the go command")
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake go command is a shell script")
 	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(fakeGoScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log = filepath.Join(t.TempDir(), "go.log")
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_GO_LOG", log)
+	t.Setenv("FAKE_GO_FAIL", strconv.FormatBool(fail))
+	return log
+}
+
+// goLog reads fakeGo's log, one build per line, with dir= made relative
+// to root ("." for the package directory itself) and the -o file cut to
+// its base name.
+func goLog(t *testing.T, log, root string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("the go command was not run: %v", err)
+	}
+	root, _ = filepath.EvalSymlinks(root)
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		dir, rest, _ := strings.Cut(strings.TrimPrefix(l, "dir="), " ")
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			rel = dir
+		}
+		f := strings.Fields(rest)
+		if i := slices.Index(f, "-o"); i >= 0 && i+1 < len(f) {
+			f[i+1] = filepath.Base(f[i+1])
+		}
+		out = append(out, "dir="+filepath.ToSlash(rel)+" "+strings.Join(f, " "))
+	}
+	return out
 }
 
 // tarEntries lists a .tar.gz: name → header.
@@ -94,11 +155,12 @@ func sha256Of(t *testing.T, p string) string {
 }
 
 // TestPackGoServerInServerDir: a package whose Go server is the
-// conventional server/ main package gets a deterministic artifact archive
-// (one file, fixed mtime, owner 0, mode 0755), the archive's name and
-// digest in the crate's Cargo.toml, and no stale bin/ binary in the crate.
+// conventional server/ main package gets it built for the host with the
+// documented flags, a deterministic artifact archive (one file, fixed
+// mtime, owner 0, mode 0755), the archive's name and digest in the
+// crate's Cargo.toml, and no stale bin/ binary in the crate.
 func TestPackGoServerInServerDir(t *testing.T) {
-	needGo(t)
+	log := fakeGo(t, false)
 	pkg := t.TempDir()
 	writeTree(t, pkg, map[string]string{
 		"plugin.json":              echoManifest,
@@ -107,10 +169,17 @@ func TestPackGoServerInServerDir(t *testing.T) {
 		"bin/yolop-extension-echo": "stale local build",
 	})
 	out := t.TempDir()
-	var log strings.Builder
-	res, err := Pack(context.Background(), pkg, PackOptions{OutDir: out, Log: &log})
+	var progress strings.Builder
+	res, err := Pack(context.Background(), pkg, PackOptions{OutDir: out, Log: &progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := []string{"dir=. GOOS=" + runtime.GOOS + " GOARCH=" + runtime.GOARCH + " CGO_ENABLED=0 build -trimpath -buildvcs=false -o yolop-extension-echo ./server"}
+	if runtime.GOOS == "windows" {
+		want[0] = strings.Replace(want[0], "-o yolop-extension-echo", "-o yolop-extension-echo.exe", 1)
+	}
+	if diff := cmp.Diff(want, goLog(t, log, pkg)); diff != "" {
+		t.Errorf("go invocations (-want +got):\n%s", diff)
 	}
 
 	triple := HostTargets()[0]
@@ -135,8 +204,8 @@ func TestPackGoServerInServerDir(t *testing.T) {
 		len(res.Artifacts) != 1 || res.Artifacts[0] != (PackedArtifact{Target: triple, File: art, SHA256: sha256Of(t, art)}) {
 		t.Fatalf("PackResult = %+v", res)
 	}
-	if !strings.Contains(log.String(), "building yolop-extension-echo for "+triple) {
-		t.Errorf("log = %q", log.String())
+	if !strings.Contains(progress.String(), "building yolop-extension-echo for "+triple) {
+		t.Errorf("progress = %q", progress.String())
 	}
 	// The package directory itself is left as it was.
 	if b, err := os.ReadFile(filepath.Join(pkg, "bin", "yolop-extension-echo")); err != nil || string(b) != "stale local build" {
@@ -145,6 +214,97 @@ func TestPackGoServerInServerDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(pkg, "Cargo.toml")); err == nil {
 		t.Error("pack wrote a Cargo.toml into the package directory")
 	}
+	// The same input gives the same bytes.
+	again := t.TempDir()
+	if _, err := Pack(context.Background(), pkg, PackOptions{OutDir: again}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Base(crate), filepath.Base(art)} {
+		if sha256Of(t, filepath.Join(out, f)) != sha256Of(t, filepath.Join(again, f)) {
+			t.Errorf("packing twice gave different %s", f)
+		}
+	}
+}
+
+// TestPackBuildsEachTarget: --targets builds once per target with its
+// GOOS/GOARCH (a .exe inside the Windows archive, a -musl triple kept as
+// given), pins every archive, and --go-main picks the main package: a
+// directory is made absolute, a package path is passed as it is.
+func TestPackBuildsEachTarget(t *testing.T) {
+	log := fakeGo(t, false)
+	pkg := t.TempDir()
+	writeTree(t, pkg, map[string]string{"plugin.json": echoManifest, "cmd/srv/main.go": "package main\n\nfunc main() {}\n"})
+	out := t.TempDir()
+	res, err := Pack(context.Background(), pkg, PackOptions{OutDir: out, Targets: "linux/arm64, x86_64-pc-windows-msvc,x86_64-unknown-linux-musl", GoMain: "./cmd/srv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"dir=. GOOS=linux GOARCH=arm64 CGO_ENABLED=0 build -trimpath -buildvcs=false -o yolop-extension-echo ./cmd/srv",
+		"dir=. GOOS=windows GOARCH=amd64 CGO_ENABLED=0 build -trimpath -buildvcs=false -o yolop-extension-echo.exe ./cmd/srv",
+		"dir=. GOOS=linux GOARCH=amd64 CGO_ENABLED=0 build -trimpath -buildvcs=false -o yolop-extension-echo ./cmd/srv",
+	}
+	if diff := cmp.Diff(want, goLog(t, log, pkg)); diff != "" {
+		t.Errorf("go invocations (-want +got):\n%s", diff)
+	}
+	var targets []string
+	for _, a := range res.Artifacts {
+		targets = append(targets, a.Target)
+	}
+	if diff := cmp.Diff([]string{"aarch64-unknown-linux-gnu", "x86_64-pc-windows-msvc", "x86_64-unknown-linux-musl"}, targets); diff != "" {
+		t.Errorf("artifact targets (-want +got):\n%s", diff)
+	}
+	if _, ok := tarEntries(t, filepath.Join(out, "echo-x86_64-pc-windows-msvc.tar.gz"))["yolop-extension-echo.exe"]; !ok {
+		t.Error("the Windows archive holds no yolop-extension-echo.exe")
+	}
+	m := readCrateMeta(t, res.File)
+	for _, a := range res.Artifacts {
+		if got := m.Artifacts[a.Target]; got.URL != filepath.Base(a.File) || got.SHA256 != a.SHA256 {
+			t.Errorf("crate metadata for %s = %+v, want %s %s", a.Target, got, filepath.Base(a.File), a.SHA256)
+		}
+	}
+
+	// A --go-main directory is resolved from the current directory.
+	os.WriteFile(log, nil, 0o644)
+	t.Chdir(pkg)
+	if _, err := Pack(context.Background(), pkg, PackOptions{OutDir: out, Targets: "linux/amd64", GoMain: "cmd/srv"}); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	abs := filepath.Join(wd, "cmd", "srv")
+	if got := goLog(t, log, pkg); len(got) != 1 || !strings.HasSuffix(got[0], " "+abs) {
+		t.Errorf("go invocations %q, want the main package as %s", got, abs)
+	}
+}
+
+// TestPackReportsAFailedBuild: a failing go build names the package, the
+// platform and the compiler's output, and no crate is written.
+func TestPackReportsAFailedBuild(t *testing.T) {
+	fakeGo(t, true)
+	pkg := t.TempDir()
+	writeTree(t, pkg, map[string]string{"plugin.json": echoManifest, "main.go": "package main\n"})
+	out := t.TempDir()
+	_, err := Pack(context.Background(), pkg, PackOptions{OutDir: out, Targets: "linux/amd64"})
+	if err == nil {
+		t.Fatal("pack with a failing build succeeded")
+	}
+	mustContain(t, "build error", err.Error(), "pack echo: go build . for linux/amd64 failed", "syntax error")
+	if _, err := os.Stat(filepath.Join(out, "yolop-extension-echo-0.1.0.crate")); err == nil {
+		t.Error("a failed build still wrote the crate")
+	}
+}
+
+// TestPackNeedsTheGoCommand: without go on PATH the error says to install
+// it or pass --targets none.
+func TestPackNeedsTheGoCommand(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	pkg := t.TempDir()
+	writeTree(t, pkg, map[string]string{"plugin.json": echoManifest, "main.go": "package main\n"})
+	_, err := Pack(context.Background(), pkg, PackOptions{OutDir: t.TempDir()})
+	if err == nil {
+		t.Fatal("pack without the go command succeeded")
+	}
+	mustContain(t, "error", err.Error(), "go command on PATH", "--targets none")
 }
 
 func TestWriteCargoTomlMergesAndChecks(t *testing.T) {
