@@ -55,6 +55,32 @@ func Example() {
 	// {"name":"echo"}
 }
 
+// ExamplePack packs an extension package with no Go server (so nothing
+// is compiled and no artifact is written) and publishes the crate to a
+// static index.
+func ExamplePack() {
+	work, _ := os.MkdirTemp("", "cratesio-example-pack-")
+	defer os.RemoveAll(work)
+	pkg := filepath.Join(work, "echo")
+	os.MkdirAll(pkg, 0o755)
+	os.WriteFile(filepath.Join(pkg, "plugin.json"), []byte(`{"name": "echo", "version": "0.1.0"}`), 0o644)
+
+	ctx := context.Background()
+	res, err := cratesio.Pack(ctx, pkg, cratesio.PackOptions{OutDir: filepath.Join(work, "dist")})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(filepath.Base(res.File), len(res.Artifacts))
+	pub, err := cratesio.Publish(ctx, filepath.Join(work, "index"), res.File, cratesio.PublishOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(pub.Name, pub.Version, pub.Checksum == res.SHA256)
+	// Output:
+	// yolop-extension-echo-0.1.0.crate 0
+	// yolop-extension-echo 0.1.0 true
+}
+
 func ExampleParseRequirement() {
 	req, _ := cratesio.ParseRequirement("0.2.3") // a bare version is a caret requirement
 	for _, v := range []string{"0.2.9", "0.3.0", "0.2.10-rc.1"} {
