@@ -241,6 +241,28 @@ func (o LoadOptions) Load(dir string) (*Manifest, error) {
 	return parseManifest(doc, root, ct, "package.metadata.", o)
 }
 
+// ServerBinary returns the file name of the executable the capability
+// server runs, when the manifest names it in a way an installer can
+// provide: a bare command name ("yolop-extension-echo", looked up in the
+// package's bin/ and then PATH) or "bin/<name>". That is the name a
+// prebuilt artifact or a built binary is installed under, as
+// <package>/bin/<name>. ok is false when the package has no capability
+// server, or starts it by another path inside the package (a script the
+// package ships, say), so there is nothing to provision.
+func (m *Manifest) ServerBinary() (name string, ok bool) {
+	if m == nil || m.Yolop == nil || m.Yolop.CapabilityServer == nil {
+		return "", false
+	}
+	cmd := m.Yolop.CapabilityServer.Command
+	if rest, found := strings.CutPrefix(cmd, "bin/"); found {
+		cmd = rest
+	}
+	if cmd == "" || strings.ContainsAny(cmd, `/\`) {
+		return "", false
+	}
+	return cmd, true
+}
+
 // fileError wraps a failure to read the manifest file itself.
 func fileError(file string, err error) error {
 	return &ManifestError{File: file, Problems: []string{err.Error()}, kinds: []error{err}}

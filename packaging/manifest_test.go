@@ -466,3 +466,32 @@ timeout_ms = 3600000
 		t.Errorf("Cargo.toml timeout_ms = %d", tl.TimeoutMS)
 	}
 }
+
+func TestServerBinary(t *testing.T) {
+	server := func(cmd string) *Manifest {
+		return &Manifest{Name: "x", Yolop: &Facet{CapabilityServer: &ServerCommand{Command: cmd}}}
+	}
+	for _, tc := range []struct {
+		what string
+		m    *Manifest
+		name string
+		ok   bool
+	}{
+		{"bare command", server("yolop-extension-echo"), "yolop-extension-echo", true},
+		{"bin/<name>", server("bin/srv"), "srv", true},
+		{"a script inside the package", server("./run.sh"), "", false},
+		{"a path below a directory", server("scripts/run"), "", false},
+		{"a path below bin/", server("bin/sub/srv"), "", false},
+		{"bin/ alone", server("bin/"), "", false},
+		{"a backslash", server(`bin\srv`), "", false},
+		{"an empty command", server(""), "", false},
+		{"no capability server", &Manifest{Name: "x", Yolop: &Facet{}}, "", false},
+		{"no yolop facet", &Manifest{Name: "x"}, "", false},
+		{"no manifest", nil, "", false},
+	} {
+		name, ok := tc.m.ServerBinary()
+		if name != tc.name || ok != tc.ok {
+			t.Errorf("%s: ServerBinary() = %q, %v; want %q, %v", tc.what, name, ok, tc.name, tc.ok)
+		}
+	}
+}

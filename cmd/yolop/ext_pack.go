@@ -5,10 +5,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"yolop.dev/registry/cratesio"
 )
 
 func (a *app) extPackCmd() *cobra.Command {
-	var o packOptions
+	var o cratesio.PackOptions
 	cmd := &cobra.Command{
 		Use:   "pack <dir>",
 		Short: "Write a deterministic .crate of a package for a sparse registry",
@@ -38,8 +40,8 @@ Publish the result with:
 See docs/registry.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Dir, o.Log = args[0], a.stderr
-			res, err := packExtension(cmd.Context(), o)
+			o.Log = a.stderr
+			res, err := cratesio.Pack(cmd.Context(), args[0], o)
 			if err != nil {
 				return err
 			}

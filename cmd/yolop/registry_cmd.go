@@ -1,16 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
-	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
 	"yolop.dev/registry/cratesio"
@@ -34,10 +27,6 @@ See docs/registry.md.`,
 	cmd.AddCommand(a.registryPublishCmd(), a.registryServeCmd())
 	return cmd
 }
-
-// publishLockName is the file a publisher locks in the index directory, so
-// two publishers cannot lose each other's index line.
-const publishLockName = ".publish.lock"
 
 func (a *app) registryPublishCmd() *cobra.Command {
 	var (
@@ -64,38 +53,16 @@ default relative dl.`,
 			if index == "" {
 				return errors.New("publish: --index <dir> is required (the static index directory; it is created if missing)")
 			}
-			crate := args[0]
-			meta, err := readCrateMeta(crate)
+			res, err := cratesio.Publish(cmd.Context(), index, args[0], cratesio.PublishOptions{DLBase: dlBase, Artifacts: artifacts})
 			if err != nil {
-				return fmt.Errorf("publish %s: %w", crate, err)
+				return err
 			}
-			warnings, err := checkPublishArtifacts(meta, artifacts)
-			if err != nil {
-				return fmt.Errorf("publish %s: %w", crate, err)
-			}
-			for _, w := range warnings {
+			for _, w := range res.Warnings {
 				fmt.Fprintln(a.stderr, "warning: "+w)
 			}
-			if err := os.MkdirAll(index, 0o755); err != nil {
-				return fmt.Errorf("publish: creating the index directory: %w", err)
-			}
-			lk := flock.New(filepath.Join(index, publishLockName))
-			ok, err := lk.TryLockContext(cmd.Context(), 50*time.Millisecond)
-			if err != nil || !ok {
-				return fmt.Errorf("publish: locking %s: %v", lk.Path(), err)
-			}
-			defer lk.Unlock()
-			err = cratesio.Publish(index, crate, cratesio.PublishMeta{DLBase: dlBase, Artifacts: artifacts})
-			if err != nil {
-				return err
-			}
-			sum, err := sha256File(crate)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "published %s %s to %s\n  cksum %s\n", meta.Name, meta.Version, index, sum)
-			for _, f := range artifacts {
-				fmt.Fprintf(a.stdout, "  artifact %s\n", filepath.Base(f))
+			fmt.Fprintf(a.stdout, "published %s %s to %s\n  cksum %s\n", res.Name, res.Version, index, res.Checksum)
+			for _, f := range res.Artifacts {
+				fmt.Fprintf(a.stdout, "  artifact %s\n", f)
 			}
 			fmt.Fprintf(a.stdout, "serve it with `yolop registry serve %s` (or any static file server)\n", index)
 			return nil
@@ -120,39 +87,15 @@ can use the index too. Any static file server serves the same directory
 equally well for yolop (docs/registry.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.serveIndex(cmd.Context(), args[0], addr)
+			srv, err := cratesio.ListenIndex(args[0], addr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "serving %s from %s\n", srv.Registry(), args[0])
+			fmt.Fprintf(a.stdout, "install with: yolop ext install <name> --registry %s\n", srv.Registry())
+			return srv.Serve(cmd.Context())
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "`host:port` to listen on (port 0 picks a free one)")
 	return cmd
-}
-
-// serveIndex serves dir on addr until ctx is done.
-func (a *app) serveIndex(ctx context.Context, dir, addr string) error {
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		return fmt.Errorf("serve %s: not a sparse index (%w); create one with `yolop registry publish <file.crate> --index %s`", dir, err, dir)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("serve %s: %w", dir, err)
-	}
-	srv := &http.Server{Handler: cratesio.ServeIndex(dir), ReadHeaderTimeout: 10 * time.Second}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		case <-stop:
-		}
-	}()
-	defer func() { close(stop); <-stopped }()
-	fmt.Fprintf(a.stdout, "serving sparse+http://%s/ from %s\n", ln.Addr(), dir)
-	fmt.Fprintf(a.stdout, "install with: yolop ext install <name> --registry sparse+http://%s/\n", ln.Addr())
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve %s: %w", dir, err)
-	}
-	return nil
 }

@@ -28,7 +28,13 @@
 // requirement, and [SweepStaging] removes the ".tmp-*" directories an
 // interrupted install left behind.
 //
-// The publishing side writes deterministic .crate files ([WriteCrate]),
-// adds them to a static index directory ([Publish]) and serves that
-// directory ([ServeIndex]).
+// The publishing side packs an extension package into a deterministic
+// .crate, cross-compiling its Go server into pinned prebuilt artifacts
+// ([Pack], over [WriteCrate]), adds crates to a static index directory
+// ([Publish]) and serves that directory ([ServeIndex], [ListenIndex]).
+//
+//	res, err := cratesio.Pack(ctx, "core/examples/echo", cratesio.PackOptions{OutDir: "dist"})
+//	pub, err := cratesio.Publish(ctx, "index", res.File, cratesio.PublishOptions{Artifacts: files})
+//	srv, err := cratesio.ListenIndex("index", "127.0.0.1:0") // srv.Registry() is the sparse+http:// URL
+//	err = srv.Serve(ctx)                                     // until ctx is done
 package cratesio

@@ -30,7 +30,7 @@ func Example() {
 	crateFile := filepath.Join(work, "echo.crate")
 	os.WriteFile(crateFile, crate.Bytes(), 0o644)
 	index := filepath.Join(work, "index")
-	if err := cratesio.Publish(index, crateFile, cratesio.PublishMeta{}); err != nil {
+	if _, err := cratesio.Publish(context.Background(), index, crateFile, cratesio.PublishOptions{}); err != nil {
 		panic(err)
 	}
 	srv := httptest.NewServer(cratesio.ServeIndex(index))
@@ -53,6 +53,32 @@ func Example() {
 	// Output:
 	// yolop-extension-echo 0.1.0
 	// {"name":"echo"}
+}
+
+// ExamplePack packs an extension package with no Go server (so nothing
+// is compiled and no artifact is written) and publishes the crate to a
+// static index.
+func ExamplePack() {
+	work, _ := os.MkdirTemp("", "cratesio-example-pack-")
+	defer os.RemoveAll(work)
+	pkg := filepath.Join(work, "echo")
+	os.MkdirAll(pkg, 0o755)
+	os.WriteFile(filepath.Join(pkg, "plugin.json"), []byte(`{"name": "echo", "version": "0.1.0"}`), 0o644)
+
+	ctx := context.Background()
+	res, err := cratesio.Pack(ctx, pkg, cratesio.PackOptions{OutDir: filepath.Join(work, "dist")})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(filepath.Base(res.File), len(res.Artifacts))
+	pub, err := cratesio.Publish(ctx, filepath.Join(work, "index"), res.File, cratesio.PublishOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(pub.Name, pub.Version, pub.Checksum == res.SHA256)
+	// Output:
+	// yolop-extension-echo-0.1.0.crate 0
+	// yolop-extension-echo 0.1.0 true
 }
 
 func ExampleParseRequirement() {

@@ -3,6 +3,7 @@ package cratesio
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -65,7 +66,7 @@ func publishCrate(t testing.TB, indexDir, name, version string, files map[string
 	if err := os.WriteFile(f, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Publish(indexDir, f, PublishMeta{Artifacts: artifacts}); err != nil {
+	if _, err := Publish(context.Background(), indexDir, f, PublishOptions{Artifacts: artifacts}); err != nil {
 		t.Fatal(err)
 	}
 	return data

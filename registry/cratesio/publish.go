@@ -3,6 +3,7 @@ package cratesio
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,17 +11,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
+	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/gofrs/flock"
 	"github.com/klauspost/compress/gzip"
-	"github.com/pelletier/go-toml/v2"
 )
 
 // crateMTime is the fixed modification time of every .crate entry written
@@ -117,10 +117,20 @@ func WriteCrate(w io.Writer, name, version, srcDir string) error {
 	return gz.Close()
 }
 
-// PublishMeta describes a crate being added to a static index.
-type PublishMeta struct {
-	// Name and Version of the crate. Empty means read from the crate's
-	// top-level "name-version/" directory; when set they must agree with it.
+// publishLockName is the file [Publish] locks in the index directory, so
+// two publishers cannot lose each other's index line.
+const publishLockName = ".publish.lock"
+
+// PublishOptions configure [Publish]. The zero value publishes a crate
+// with no artifacts, whatever name and version it holds, into an index
+// whose new config.json gets the relative dl.
+//
+// Error messages name the `yolop registry publish` flag that sets a field
+// (--artifact, --dl-base), since that is where a person fixes it.
+type PublishOptions struct {
+	// Name and Version are what the crate must hold. Empty means read them
+	// from the crate's top-level "name-version/" directory; when set they
+	// must agree with it.
 	Name, Version string
 	// DLBase, when set, is the absolute URL the index will be served from
 	// (e.g. "https://example.org/registry"); config.json then gets the
@@ -131,81 +141,125 @@ type PublishMeta struct {
 	// config.json does not exist yet.
 	DLBase string
 	// Artifacts are files (prebuilt binaries or archives) copied next to
-	// the crate, under crates/<name>/<version>/<file name>.
+	// the crate, under crates/<name>/<version>/<file name>. Every artifact
+	// the crate's metadata pins by a plain file name must be among them,
+	// with the pinned SHA-256. Nil means none, which is right for a crate
+	// that pins no artifact or hosts them elsewhere.
 	Artifacts []string
 	// Features is written to the index line; nil means {}.
 	Features map[string][]string
 }
 
-// Publish adds crateFile to the static sparse index in indexDir:
-// config.json (only if absent), the index line (name, vers, deps, cksum,
-// features, yanked, v) appended under the cargo index path, the crate at
-// crates/<name>/<version>/download and any artifacts beside it. Publishing
-// a version the index already has fails with [ErrAlreadyPublished]. The
-// crate must pass the same checks as an install ([Unpack]). Every file is
-// written atomically, but two publishers on one indexDir must be
-// serialised by the caller (a file lock), or one index line may be lost.
-func Publish(indexDir, crateFile string, meta PublishMeta) error {
+// A PublishResult reports what [Publish] added to an index.
+type PublishResult struct {
+	// Name and Version identify the published crate.
+	Name, Version string
+	// Checksum is the crate's lowercase hex SHA-256, its index cksum.
+	Checksum string
+	// Artifacts are the file names published next to the crate, in the
+	// order given.
+	Artifacts []string
+	// Warnings are findings that did not stop the publish: an artifact
+	// the crate's metadata names by a URL hosted elsewhere, or a given
+	// artifact file it does not name (installs will not use it).
+	Warnings []string
+}
+
+// Publish adds crateFile to the static sparse index in indexDir, creating
+// the directory if needed: config.json (only if absent), the index line
+// (name, vers, deps, cksum, features, yanked, v) appended under the cargo
+// index path, the crate at crates/<name>/<version>/download and the
+// artifacts beside it.
+//
+// Before it writes anything, Publish checks that the crate unpacks under
+// the installer's own rules ([Unpack]; [ErrUnsafeArchive] otherwise), and
+// that every artifact the crate's metadata (Cargo.toml's
+// [package.metadata.yolop.artifacts], then plugin.json's
+// yolop.artifacts) names by a plain file name is among o.Artifacts with
+// the pinned SHA-256, so no install can meet a 404 or a checksum mismatch.
+// Publishing a version the index already has fails with
+// [ErrAlreadyPublished] and changes nothing.
+//
+// Files are written crate and artifacts first, index line last, each
+// atomically: a reader never sees a version whose files are missing.
+// Concurrent publishers on one indexDir take turns on the file lock
+// <indexDir>/.publish.lock; Publish waits for it until ctx is done.
+func Publish(ctx context.Context, indexDir, crateFile string, o PublishOptions) (*PublishResult, error) {
 	data, err := os.ReadFile(crateFile)
 	if err != nil {
-		return fmt.Errorf("publishing %s: %w", crateFile, err)
+		return nil, fmt.Errorf("publishing %s: %w", crateFile, err)
 	}
-	name, version, err := crateIdentity(data)
+	meta, err := parseCrateMeta(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("publishing %s: %w", crateFile, err)
+		return nil, fmt.Errorf("publishing %s: %w", crateFile, err)
 	}
-	if (meta.Name != "" && meta.Name != name) || (meta.Version != "" && meta.Version != version) {
-		return fmt.Errorf("publishing %s: the crate holds %s %s, not %s %s", crateFile, name, version, meta.Name, meta.Version)
+	name, version := meta.Name, meta.Version
+	if (o.Name != "" && o.Name != name) || (o.Version != "" && o.Version != version) {
+		return nil, fmt.Errorf("publishing %s: the crate holds %s %s, not %s %s", crateFile, name, version, o.Name, o.Version)
+	}
+	warnings, err := checkPublishArtifacts(meta, o.Artifacts)
+	if err != nil {
+		return nil, fmt.Errorf("publishing %s: %w", crateFile, err)
 	}
 	// The crate must unpack cleanly with the installer's own rules.
 	probe, err := os.MkdirTemp("", ".tmp-publish-*")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("publishing %s %s: %w", name, version, err)
 	}
 	defer os.RemoveAll(probe)
 	if err := Unpack(bytes.NewReader(data), int64(len(data)), filepath.Join(probe, "c"), UnpackOptions{Prefix: name + "-" + version + "/"}); err != nil {
-		return fmt.Errorf("publishing %s %s: the crate would not install: %w", name, version, err)
+		return nil, fmt.Errorf("publishing %s %s: the crate would not install: %w", name, version, err)
 	}
 	sum := sha256.Sum256(data)
 	cksum := hex.EncodeToString(sum[:])
 
 	if err := os.MkdirAll(indexDir, 0o755); err != nil {
-		return err
+		return nil, fmt.Errorf("publishing %s %s: creating the index directory: %w", name, version, err)
 	}
+	lk := flock.New(filepath.Join(indexDir, publishLockName))
+	locked, err := lk.TryLockContext(ctx, 50*time.Millisecond)
+	if err == nil && !locked {
+		err = errors.New("not acquired")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("publishing %s %s: waiting for %s, which another publisher holds: %w", name, version, lk.Path(), err)
+	}
+	defer lk.Unlock()
+
 	cfgPath := filepath.Join(indexDir, "config.json")
 	if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
 		dl := "crates/{crate}/{version}/download"
-		if meta.DLBase != "" {
-			dl = strings.TrimSuffix(meta.DLBase, "/") + "/" + dl
+		if o.DLBase != "" {
+			dl = strings.TrimSuffix(o.DLBase, "/") + "/" + dl
 		}
 		b, _ := json.MarshalIndent(map[string]any{"dl": dl}, "", "  ")
 		if err := writeFile(cfgPath, append(b, '\n')); err != nil {
-			return fmt.Errorf("publishing %s %s: writing %s: %w", name, version, cfgPath, err)
+			return nil, fmt.Errorf("publishing %s %s: writing %s: %w", name, version, cfgPath, err)
 		}
 	}
 	idxPath := filepath.Join(indexDir, filepath.FromSlash(IndexPath(name)))
 	existing, err := os.ReadFile(idxPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return nil, fmt.Errorf("publishing %s %s: %w", name, version, err)
 	}
 	if len(existing) > 0 {
 		f, err := ParseIndexFile(name, existing)
 		if err != nil {
-			return fmt.Errorf("publishing %s %s: %s: %w", name, version, idxPath, err)
+			return nil, fmt.Errorf("publishing %s %s: %s: %w", name, version, idxPath, err)
 		}
 		if len(f.CaseVariants) > 0 {
-			return fmt.Errorf("publishing %s %s: the index already has the crate as %q; names are unique ignoring case", name, version, f.CaseVariants[0])
+			return nil, fmt.Errorf("publishing %s %s: the index already has the crate as %q; names are unique ignoring case", name, version, f.CaseVariants[0])
 		}
 		for _, e := range f.Entries {
 			if e.Version().Equal(semver.MustParse(version)) {
-				return fmt.Errorf("%w: %s %s is already in %s; bump the version", ErrAlreadyPublished, name, version, indexDir)
+				return nil, fmt.Errorf("%w: %s %s is already in %s; bump the version", ErrAlreadyPublished, name, version, indexDir)
 			}
 		}
 		if !bytes.HasSuffix(existing, []byte("\n")) {
 			existing = append(existing, '\n')
 		}
 	}
-	features := meta.Features
+	features := o.Features
 	if features == nil {
 		features = map[string][]string{}
 	}
@@ -219,85 +273,168 @@ func Publish(indexDir, crateFile string, meta PublishMeta) error {
 		V        int                 `json:"v"`
 	}{name, version, []Dependency{}, cksum, features, false, 1})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Files first, index line last: a reader never sees a version whose
 	// crate is not there yet.
+	res := &PublishResult{Name: name, Version: version, Checksum: cksum, Warnings: warnings}
 	crateDir := filepath.Join(indexDir, "crates", name, version)
 	if err := writeFile(filepath.Join(crateDir, "download"), data); err != nil {
-		return fmt.Errorf("publishing %s %s: %w", name, version, err)
+		return nil, fmt.Errorf("publishing %s %s: %w", name, version, err)
 	}
-	for _, a := range meta.Artifacts {
+	for _, a := range o.Artifacts {
 		b, err := os.ReadFile(a)
 		if err != nil {
-			return fmt.Errorf("publishing %s %s: artifact: %w", name, version, err)
+			return nil, fmt.Errorf("publishing %s %s: artifact: %w", name, version, err)
 		}
 		base := filepath.Base(a)
 		if base == "download" || checkPath(base) != nil {
-			return fmt.Errorf("publishing %s %s: artifact file name %q is not allowed", name, version, base)
+			return nil, fmt.Errorf("publishing %s %s: artifact file name %q is not allowed; rename the --artifact file", name, version, base)
 		}
 		if err := writeFile(filepath.Join(crateDir, base), b); err != nil {
-			return fmt.Errorf("publishing %s %s: %w", name, version, err)
+			return nil, fmt.Errorf("publishing %s %s: %w", name, version, err)
 		}
+		res.Artifacts = append(res.Artifacts, base)
 	}
 	if err := writeFile(idxPath, append(append(existing, line...), '\n')); err != nil {
-		return fmt.Errorf("publishing %s %s: writing %s: %w", name, version, idxPath, err)
+		return nil, fmt.Errorf("publishing %s %s: writing %s: %w", name, version, idxPath, err)
 	}
-	return nil
+	return res, nil
 }
 
-// crateIdentity reads the name and version from a crate's top-level
-// "name-version/" directory, cross-checked with [package] in its Cargo.toml
-// when there is one.
-func crateIdentity(data []byte) (name, version string, err error) {
-	gz, err := gzip.NewReader(bytes.NewReader(data))
+// crateMeta is what [Publish] reads from a .crate before adding it: its
+// name and version and the prebuilt artifacts its metadata pins.
+type crateMeta struct {
+	Name, Version string
+	// Artifacts maps a target triple to its pinned artifact, from
+	// Cargo.toml's [package.metadata.yolop.artifacts] and plugin.json's
+	// yolop.artifacts.
+	Artifacts map[string]ArtifactSpec
+}
+
+// maxCrateMetaFile caps Cargo.toml and plugin.json read from a crate.
+const maxCrateMetaFile = 1 << 20
+
+// parseCrateMeta reads a .crate's name and version from its top-level
+// "name-version/" directory, cross-checked with [package] in its
+// Cargo.toml when there is one, and the artifacts its metadata pins,
+// without unpacking it. Every entry must be under that one directory.
+func parseCrateMeta(r io.Reader) (*crateMeta, error) {
+	gz, err := gzip.NewReader(r)
 	if err != nil {
-		return "", "", fmt.Errorf("not a .crate (gzip): %v", err)
+		return nil, fmt.Errorf("not a .crate (gzip): %w; write one with `yolop ext pack`", err)
 	}
 	defer gz.Close()
 	tr := tar.NewReader(gz)
 	var top string
-	var cargo []byte
+	var cargo, plugin []byte
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("not a .crate (tar): %v", err)
+			return nil, fmt.Errorf("not a .crate (tar): %w", err)
 		}
 		first, rest, _ := strings.Cut(hdr.Name, "/")
 		if top == "" {
 			top = first
 		} else if first != top {
-			return "", "", fmt.Errorf("entries under both %q and %q", top, first)
+			return nil, fmt.Errorf("not a .crate: entries under both %q and %q", top, first)
 		}
-		if rest == "Cargo.toml" && hdr.Typeflag == tar.TypeReg {
-			cargo, err = readCapped(tr, 1<<20, "Cargo.toml")
-			if err != nil {
-				return "", "", err
-			}
+		if hdr.Typeflag != tar.TypeReg || (rest != "Cargo.toml" && rest != "plugin.json") {
+			continue
+		}
+		b, err := readCapped(tr, maxCrateMetaFile, hdr.Name)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", hdr.Name, err)
+		}
+		if rest == "Cargo.toml" {
+			cargo = b
+		} else {
+			plugin = b
 		}
 	}
 	if top == "" {
-		return "", "", fmt.Errorf("the crate is empty")
+		return nil, errors.New("the crate is empty")
 	}
 	name, version, ok := splitNameVersion(top)
 	if !ok {
-		return "", "", fmt.Errorf("top-level directory %q is not <name>-<version>", top)
+		return nil, fmt.Errorf("the crate's top-level directory %q is not <name>-<version>", top)
 	}
+	m := &crateMeta{Name: name, Version: version, Artifacts: map[string]ArtifactSpec{}}
 	if cargo != nil {
-		var ct struct {
-			Package struct{ Name, Version string } `toml:"package"`
+		am, err := ParseArtifactMetadata(cargo)
+		if err != nil {
+			return nil, err
 		}
-		if err := toml.Unmarshal(cargo, &ct); err != nil {
-			return "", "", fmt.Errorf("Cargo.toml: %v", err)
+		if (am.Name != "" && am.Name != name) || (am.Version != "" && am.Version != version) {
+			return nil, fmt.Errorf("Cargo.toml says %s %s but the crate directory is %s", am.Name, am.Version, top)
 		}
-		if (ct.Package.Name != "" && ct.Package.Name != name) || (ct.Package.Version != "" && ct.Package.Version != version) {
-			return "", "", fmt.Errorf("Cargo.toml says %s %s but the crate directory is %s", ct.Package.Name, ct.Package.Version, top)
+		for t, s := range am.Yolop {
+			m.Artifacts[t] = s
 		}
 	}
-	return name, version, nil
+	if plugin != nil {
+		var doc struct {
+			Yolop struct {
+				Artifacts map[string]ArtifactSpec `json:"artifacts"`
+			} `json:"yolop"`
+		}
+		if err := json.Unmarshal(plugin, &doc); err != nil {
+			return nil, fmt.Errorf("plugin.json: %w", err)
+		}
+		for t, s := range doc.Yolop.Artifacts {
+			if _, ok := m.Artifacts[t]; !ok {
+				m.Artifacts[t] = s
+			}
+		}
+	}
+	return m, nil
+}
+
+// checkPublishArtifacts checks the artifact files against the crate's
+// metadata before anything is published: every artifact named by a plain
+// relative file name (published next to the crate) must be given and must
+// have the pinned SHA-256. A given file the metadata does not name, or an
+// artifact hosted elsewhere, is only a warning.
+func checkPublishArtifacts(m *crateMeta, files []string) (warnings []string, err error) {
+	byName := map[string]string{}
+	for _, f := range files {
+		base := filepath.Base(f)
+		if prev, dup := byName[base]; dup {
+			return nil, fmt.Errorf("--artifact %s and %s have the same file name; they would overwrite each other next to the crate", prev, f)
+		}
+		byName[base] = f
+	}
+	named := map[string]bool{}
+	var errs []error
+	for _, t := range slices.Sorted(maps.Keys(m.Artifacts)) {
+		s := m.Artifacts[t]
+		if s.URL == "" || strings.Contains(s.URL, "://") || strings.Contains(s.URL, "{") || strings.ContainsAny(s.URL, `/\?#`) {
+			warnings = append(warnings, fmt.Sprintf("the %s artifact %q is not a file published next to the crate; make sure it is hosted there", t, s.URL))
+			continue
+		}
+		named[s.URL] = true
+		f, ok := byName[s.URL]
+		if !ok {
+			errs = append(errs, fmt.Errorf("the crate pins artifact %s for %s, but no --artifact %s was given; an install on %s would fail with a 404", s.URL, t, s.URL, t))
+			continue
+		}
+		sum, err := sha256File(f)
+		if err != nil {
+			return nil, fmt.Errorf("--artifact %s: %w", f, err)
+		}
+		if sum != strings.ToLower(s.SHA256) {
+			errs = append(errs, fmt.Errorf("--artifact %s has sha256 %s, but the crate pins %s for %s; re-run `yolop ext pack` so the crate and its artifacts come from the same build", f, sum, s.SHA256, t))
+		}
+	}
+	for _, base := range slices.Sorted(maps.Keys(byName)) {
+		if !named[base] {
+			warnings = append(warnings, fmt.Sprintf("--artifact %s is not named in the crate's metadata; installs will not use it", byName[base]))
+		}
+	}
+	return warnings, errors.Join(errs...)
 }
 
 // splitNameVersion splits "name-version"; names cannot hold a dot, so at
@@ -315,88 +452,4 @@ func splitNameVersion(s string) (string, string, bool) {
 		}
 	}
 	return "", "", false
-}
-
-// ServeIndex returns an http.Handler serving a static index directory
-// written by [Publish], for `yolop registry serve`. Files are served with
-// http.ServeContent, so ETag/If-None-Match and Last-Modified/
-// If-Modified-Since give 304s. A relative dl in config.json is rewritten
-// to an absolute URL on the request's host, so cargo (which needs an
-// absolute dl) can use the served index too. Paths are opened through an
-// [os.Root]: nothing outside dir is reachable. Only GET and HEAD are
-// allowed.
-func ServeIndex(dir string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		rel := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
-		if rel == "" || !fs.ValidPath(rel) {
-			http.NotFound(w, r)
-			return
-		}
-		root, err := os.OpenRoot(dir)
-		if err != nil {
-			http.Error(w, "index directory unavailable", http.StatusInternalServerError)
-			return
-		}
-		defer root.Close()
-		f, err := root.Open(rel)
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil || !fi.Mode().IsRegular() {
-			http.NotFound(w, r)
-			return
-		}
-		var content io.ReadSeeker = f
-		etag := fmt.Sprintf(`"%x-%x"`, fi.Size(), fi.ModTime().UnixNano())
-		if rel == "config.json" {
-			b, err := readCapped(f, 1<<20, "config.json")
-			if err != nil {
-				http.Error(w, "config.json unreadable", http.StatusInternalServerError)
-				return
-			}
-			b = rewriteDL(b, r)
-			sum := sha256.Sum256(b)
-			etag = `"` + hex.EncodeToString(sum[:8]) + `"`
-			content = bytes.NewReader(b)
-			w.Header().Set("Content-Type", "application/json")
-		} else if path.Base(rel) == "download" {
-			w.Header().Set("Content-Type", "application/gzip")
-		}
-		w.Header().Set("ETag", etag)
-		http.ServeContent(w, r, path.Base(rel), fi.ModTime(), content)
-	})
-}
-
-// rewriteDL makes a relative dl absolute for the host the request came to.
-func rewriteDL(b []byte, r *http.Request) []byte {
-	var raw map[string]any
-	if json.Unmarshal(b, &raw) != nil {
-		return b
-	}
-	dl, ok := raw["dl"].(string)
-	if !ok || strings.Contains(dl, "://") {
-		return b
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if strings.HasPrefix(dl, "/") {
-		raw["dl"] = scheme + "://" + r.Host + dl
-	} else {
-		raw["dl"] = scheme + "://" + r.Host + "/" + strings.TrimPrefix(dl, "./")
-	}
-	out, err := json.MarshalIndent(raw, "", "  ")
-	if err != nil {
-		return b
-	}
-	return append(out, '\n')
 }

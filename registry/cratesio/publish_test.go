@@ -3,16 +3,19 @@ package cratesio
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/gzip"
 )
@@ -119,24 +122,24 @@ func TestPublish(t *testing.T) {
 	before := snapshot(t, indexDir)
 	f := filepath.Join(t.TempDir(), "foo.crate")
 	os.WriteFile(f, data, 0o644)
-	if err := Publish(indexDir, f, PublishMeta{}); !errors.Is(err, ErrAlreadyPublished) {
+	if _, err := Publish(context.Background(), indexDir, f, PublishOptions{}); !errors.Is(err, ErrAlreadyPublished) {
 		t.Errorf("re-publish: %v", err)
 	}
-	if err := Publish(indexDir, f, PublishMeta{Version: "2.0.0"}); err == nil {
+	if _, err := Publish(context.Background(), indexDir, f, PublishOptions{Version: "2.0.0"}); err == nil {
 		t.Error("a version that disagrees with the crate was accepted")
 	}
 	assertUnchanged(t, indexDir, before)
 	// A hostile crate is refused before anything is written.
 	evil := gz(t, rawTar(t, []tarEntry{file("bar-1.0.0/a", "1"), {hdr: tar.Header{Typeflag: tar.TypeSymlink, Name: "bar-1.0.0/l", Linkname: "/"}}}))
 	os.WriteFile(f, evil, 0o644)
-	if err := Publish(indexDir, f, PublishMeta{}); !errors.Is(err, ErrUnsafeArchive) {
+	if _, err := Publish(context.Background(), indexDir, f, PublishOptions{}); !errors.Is(err, ErrUnsafeArchive) {
 		t.Errorf("hostile crate: %v", err)
 	}
 	assertUnchanged(t, indexDir, before)
 	// DLBase gives cargo an absolute dl.
 	other := t.TempDir()
 	os.WriteFile(f, data, 0o644)
-	if err := Publish(other, f, PublishMeta{DLBase: "https://example.org/reg/"}); err != nil {
+	if _, err := Publish(context.Background(), other, f, PublishOptions{DLBase: "https://example.org/reg/"}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ = os.ReadFile(filepath.Join(other, "config.json"))
@@ -160,51 +163,203 @@ func TestSplitNameVersion(t *testing.T) {
 	}
 }
 
-func TestServeIndex(t *testing.T) {
-	indexDir := t.TempDir()
-	publishCrate(t, indexDir, "foo", "1.0.0", map[string]string{"a": "1"})
-	os.WriteFile(filepath.Join(filepath.Dir(indexDir), "secret"), []byte("s"), 0o644)
-	_, srv := serve(t, ServeIndex(indexDir))
-	get := func(path string, hdr map[string]string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
+// semverRE is the SemVer 2.0 shape a published version must have: the
+// fuzz oracle for parseCrateMeta, independent of the semver library.
+var semverRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// FuzzParseCrateMeta feeds publish's crate reader arbitrary bytes: it must
+// never panic, and what it accepts names a valid crate and version.
+func FuzzParseCrateMeta(f *testing.F) {
+	seeds := []struct {
+		name, version string
+		files         map[string]string
+	}{
+		{"yolop-extension-echo", "0.1.0", map[string]string{"plugin.json": `{"name":"echo","yolop":{"artifacts":{"x86_64-unknown-linux-gnu":{"url":"https://example.org/a.tgz","sha256":"00"}}}}`}},
+		{"yolop-extension-k8s-2", "1.2.3-rc.1+build", map[string]string{
+			"Cargo.toml":  "[package]\nname = \"yolop-extension-k8s-2\"\nversion = \"1.2.3-rc.1+build\"\n[package.metadata.yolop.artifacts.aarch64-apple-darwin]\nurl = \"k8s.tar.gz\"\nsha256 = \"ab\"\n",
+			"src/main.rs": "fn main() {}\n",
+		}},
+		{"a", "0.0.0", map[string]string{"Cargo.toml": "not toml = = ="}},
+		{"b", "1.0.0", map[string]string{"plugin.json": "{"}},
+	}
+	for _, s := range seeds {
+		f.Add(buildCrate(f, s.name, s.version, s.files))
+	}
+	f.Add([]byte{})
+	f.Add([]byte("\x1f\x8b\x08\x00garbage"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseCrateMeta(bytes.NewReader(data))
 		if err != nil {
-			t.Fatal(err)
+			return
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
-	}
-	resp, body := get("/config.json", nil)
-	if resp.StatusCode != 200 || !strings.Contains(body, `"dl": "`+srv.URL+`/crates/{crate}/{version}/download"`) {
-		t.Errorf("config.json: %d %s", resp.StatusCode, body)
-	}
-	etag := resp.Header.Get("ETag")
-	if resp, _ := get("/config.json", map[string]string{"If-None-Match": etag}); resp.StatusCode != http.StatusNotModified {
-		t.Errorf("config.json revalidation: %d", resp.StatusCode)
-	}
-	resp, body = get("/3/f/foo", nil)
-	if resp.StatusCode != 200 || !strings.Contains(body, `"vers":"1.0.0"`) || resp.Header.Get("ETag") == "" || resp.Header.Get("Last-Modified") == "" {
-		t.Errorf("index file: %d %q %v", resp.StatusCode, body, resp.Header)
-	}
-	if resp, _ := get("/3/f/foo", map[string]string{"If-None-Match": resp.Header.Get("ETag")}); resp.StatusCode != http.StatusNotModified {
-		t.Errorf("index revalidation: %d", resp.StatusCode)
-	}
-	for _, p := range []string{"/../secret", "/%2e%2e/secret", "/crates", "/", "/nope"} {
-		if resp, _ := get(p, nil); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("GET %s = %d, want 404", p, resp.StatusCode)
+		if ValidateName(m.Name) != nil || !semverRE.MatchString(m.Version) {
+			t.Fatalf("accepted crate %q %q", m.Name, m.Version)
 		}
-	}
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/config.json", nil)
-	resp, err := http.DefaultClient.Do(req)
+	})
+}
+
+func TestParseCrateMetaReadsBothShapes(t *testing.T) {
+	data := buildCrate(t, "yolop-extension-k8s-2", "1.2.3", map[string]string{
+		"Cargo.toml":  "[package]\nname = \"yolop-extension-k8s-2\"\nversion = \"1.2.3\"\n[package.metadata.yolop.artifacts.aarch64-apple-darwin]\nurl = \"k8s.tar.gz\"\nsha256 = \"ab\"\n",
+		"plugin.json": `{"yolop":{"artifacts":{"aarch64-apple-darwin":{"url":"https://x/ignored","sha256":"cd"},"x86_64-pc-windows-msvc":{"url":"https://x/w.zip","sha256":"ef"}}}}`,
+	})
+	m, err := parseCrateMeta(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST = %d", resp.StatusCode)
+	if m.Name != "yolop-extension-k8s-2" || m.Version != "1.2.3" {
+		t.Fatalf("identity %s %s", m.Name, m.Version)
+	}
+	if got := m.Artifacts["aarch64-apple-darwin"]; got.URL != "k8s.tar.gz" || got.SHA256 != "ab" {
+		t.Fatalf("Cargo.toml entry must win: %+v", got)
+	}
+	if got := m.Artifacts["x86_64-pc-windows-msvc"]; got.URL != "https://x/w.zip" {
+		t.Fatalf("plugin.json fills other targets: %+v", got)
+	}
+}
+
+// TestParseCrateMetaRefuses: a crate whose Cargo.toml disagrees with its
+// directory, or whose entries sit under two directories, is not read.
+func TestParseCrateMetaRefuses(t *testing.T) {
+	for what, data := range map[string][]byte{
+		"Cargo.toml names another crate": buildCrate(t, "foo", "1.0.0", map[string]string{"Cargo.toml": "[package]\nname = \"bar\"\nversion = \"1.0.0\"\n"}),
+		"Cargo.toml has another version": buildCrate(t, "foo", "1.0.0", map[string]string{"Cargo.toml": "[package]\nname = \"foo\"\nversion = \"1.0.1\"\n"}),
+		"two top-level directories":      gz(t, rawTar(t, []tarEntry{file("foo-1.0.0/a", "1"), file("bar-1.0.0/b", "2")})),
+		"no <name>-<version> directory":  gz(t, rawTar(t, []tarEntry{file("foo/a", "1")})),
+		"an empty archive":               gz(t, rawTar(t, nil)),
+		"not gzip":                       []byte("PK\x03\x04"),
+	} {
+		if m, err := parseCrateMeta(bytes.NewReader(data)); err == nil {
+			t.Errorf("%s: accepted as %s %s", what, m.Name, m.Version)
+		}
+	}
+}
+
+// TestPublishChecksArtifactsFirst: publish refuses a crate whose pinned
+// artifacts are missing or differ, before writing anything.
+func TestPublishChecksArtifactsFirst(t *testing.T) {
+	ctx := context.Background()
+	art := filepath.Join(t.TempDir(), "echo-x86_64-unknown-linux-gnu.tar.gz")
+	os.WriteFile(art, []byte("archive bytes"), 0o644)
+	cargo := "[package]\nname = \"yolop-extension-echo\"\nversion = \"0.1.0\"\n\n[package.metadata.yolop.artifacts.x86_64-unknown-linux-gnu]\nurl = \"echo-x86_64-unknown-linux-gnu.tar.gz\"\nsha256 = \"" + sha([]byte("archive bytes")) + "\"\n"
+	pkg := t.TempDir()
+	writeTree(t, pkg, map[string]string{"plugin.json": echoManifest, "Cargo.toml": cargo})
+	res, err := Pack(ctx, pkg, PackOptions{OutDir: t.TempDir(), Targets: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crate := res.File
+	index := filepath.Join(t.TempDir(), "index")
+
+	_, err = Publish(ctx, index, crate, PublishOptions{})
+	if err == nil {
+		t.Fatal("publish without the pinned artifact succeeded")
+	}
+	mustContain(t, "missing artifact error", err.Error(), "no --artifact echo-x86_64-unknown-linux-gnu.tar.gz")
+	wrong := filepath.Join(t.TempDir(), filepath.Base(art))
+	os.WriteFile(wrong, []byte("other bytes"), 0o644)
+	_, err = Publish(ctx, index, crate, PublishOptions{Artifacts: []string{wrong}})
+	if err == nil {
+		t.Fatal("publish with a different artifact succeeded")
+	}
+	mustContain(t, "wrong artifact error", err.Error(), "but the crate pins", "yolop ext pack")
+	if _, err := os.Stat(index); !os.IsNotExist(err) {
+		t.Fatalf("a refused publish created the index: %v", err)
+	}
+	pub, err := Publish(ctx, index, crate, PublishOptions{Artifacts: []string{art}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(index, "crates", "yolop-extension-echo", "0.1.0", filepath.Base(art))); string(got) != "archive bytes" {
+		t.Fatalf("published artifact = %q", got)
+	}
+	want := &PublishResult{Name: "yolop-extension-echo", Version: "0.1.0", Checksum: res.SHA256, Artifacts: []string{filepath.Base(art)}}
+	if diff := cmp.Diff(want, pub); diff != "" {
+		t.Errorf("PublishResult (-want +got):\n%s", diff)
+	}
+}
+
+// TestPublishWarnsAboutArtifactsItCannotCheck: an artifact hosted
+// elsewhere and a given file the metadata does not name are published
+// with a warning each, not refused.
+func TestPublishWarnsAboutArtifactsItCannotCheck(t *testing.T) {
+	data := buildCrate(t, "yolop-extension-echo", "0.1.0", map[string]string{
+		"plugin.json": `{"name":"echo","yolop":{"artifacts":{"x86_64-unknown-linux-gnu":{"url":"https://example.org/a.tgz","sha256":"00"}}}}`,
+	})
+	dir := t.TempDir()
+	crate := filepath.Join(dir, "c.crate")
+	extra := filepath.Join(dir, "notes.txt")
+	os.WriteFile(crate, data, 0o644)
+	os.WriteFile(extra, []byte("n"), 0o644)
+	res, err := Publish(context.Background(), t.TempDir(), crate, PublishOptions{Artifacts: []string{extra}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 2 {
+		t.Fatalf("warnings %q, want two", res.Warnings)
+	}
+	mustContain(t, "warnings", strings.Join(res.Warnings, "\n"), "https://example.org/a.tgz", "is not a file published next to the crate", "--artifact "+extra, "installs will not use it")
+	// Two artifacts with one file name would overwrite each other.
+	other := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(other, []byte("m"), 0o644)
+	if _, err := Publish(context.Background(), t.TempDir(), crate, PublishOptions{Artifacts: []string{extra, other}}); err == nil || !strings.Contains(err.Error(), "same file name") {
+		t.Errorf("two artifacts named notes.txt: %v", err)
+	}
+}
+
+// TestConcurrentPublishersTakeTurns: publishers racing on one index take
+// turns on its lock file, so no index line is lost.
+func TestConcurrentPublishersTakeTurns(t *testing.T) {
+	index := t.TempDir()
+	const n = 8
+	crates := make([]string, n)
+	for i := range crates {
+		v := "0.1." + itoa(int64(i))
+		crates[i] = filepath.Join(t.TempDir(), "c.crate")
+		os.WriteFile(crates[i], buildCrate(t, "foo", v, map[string]string{"a": v}), 0o644)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for _, c := range crates {
+		wg.Go(func() {
+			_, err := Publish(context.Background(), index, c, PublishOptions{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(index, "3", "f", "foo"))
+	f, err := ParseIndexFile("foo", b)
+	if err != nil || len(f.Entries) != n {
+		t.Fatalf("index has %d of %d versions (%v):\n%s", len(f.Entries), n, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(index, publishLockName)); err != nil {
+		t.Errorf("no lock file %s: %v", publishLockName, err)
+	}
+	// A publisher that cannot get the lock gives up when its context ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	held := flock.New(filepath.Join(index, publishLockName))
+	if err := held.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	os.WriteFile(crates[0], buildCrate(t, "foo", "0.2.0", map[string]string{"a": "x"}), 0o644)
+	if _, err := Publish(ctx, index, crates[0], PublishOptions{}); err == nil || !strings.Contains(err.Error(), publishLockName) {
+		t.Errorf("publish while the lock is held: %v", err)
+	}
+}
+
+func mustContain(t *testing.T, what, s string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s does not contain %q:\n%s", what, w, s)
+		}
 	}
 }
