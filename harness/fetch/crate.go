@@ -207,23 +207,6 @@ func (c Crate) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc
 	return fetch, provision, nil
 }
 
-// serverBinary returns the file name the manifest's capability server runs
-// as a bare command (or as bin/<name>), or "" when the package has no
-// server or runs it by another relative path (nothing to provision).
-func serverBinary(m *packaging.Manifest) string {
-	if m.Yolop == nil || m.Yolop.CapabilityServer == nil {
-		return ""
-	}
-	cmd := m.Yolop.CapabilityServer.Command
-	if rest, ok := strings.CutPrefix(cmd, "bin/"); ok {
-		cmd = rest
-	}
-	if cmd == "" || strings.ContainsAny(cmd, `/\`) {
-		return ""
-	}
-	return cmd
-}
-
 // artifactMetadata merges the two places a crate names prebuilt
 // artifacts: Cargo.toml's [package.metadata.yolop.artifacts] and
 // [package.metadata.binstall], and plugin.json's yolop.artifacts (which
@@ -257,8 +240,8 @@ func artifactMetadata(dir string, rel cratesio.Release, m *packaging.Manifest, b
 // provision puts the server binary into dir/bin in the spec's order and
 // returns the artifact digest for the lock ("" when none was installed).
 func (c Crate) provision(ctx context.Context, cl *cratesio.Client, rel cratesio.Release, dir string, m *packaging.Manifest, req Request) (string, error) {
-	bin := serverBinary(m)
-	if bin == "" {
+	bin, ok := m.ServerBinary()
+	if !ok {
 		return "", nil // no server, or one started by a path inside the package
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "bin", bin)); err == nil && fi.Mode().IsRegular() {
