@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"yolop.dev/core/internal/leakcheck"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/sdk"
+	"yolop.dev/core/transporttest"
 	"yolop.dev/core/yep"
 )
 
@@ -274,15 +274,13 @@ func TestHangingHandshakeDegradesWithoutHoldingUpOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hang := Grant{Name: "wedged", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "echo"}}, Prompt: &PromptGrant{Text: "x"}}
 		ok := Grant{Name: "fine", ProtocolVersion: "1.0", Prompt: &PromptGrant{Text: "fine prompt"}}
-		s := NewSession(SessionOptions{
-			Transport: pipeTransport{servers: map[string]func(context.Context, io.Reader, io.Writer) error{
-				"wedged": wedgedServer,
-				"fine":   sdkServer(func(s *sdk.Server) { s.Prompt("fine prompt") }),
-			}},
+		s := newMemSession(t, SessionOptions{
 			Grants:    []Grant{hang, ok},
 			Extension: ExtensionOptions{HandshakeTimeout: 2 * time.Second},
+		}, map[string]transporttest.Server{
+			"wedged": transporttest.Unresponsive,
+			"fine":   sdkServer(func(s *sdk.Server) { s.Prompt("fine prompt") }),
 		})
-		defer s.Close()
 		start := time.Now()
 		errc := make(chan error, 1)
 		go func() { errc <- s.Start(context.Background()) }()

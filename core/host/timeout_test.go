@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"yolop.dev/core/internal/leakcheck"
 	"yolop.dev/core/sdk"
+	"yolop.dev/core/transporttest"
 	"yolop.dev/core/yep"
 )
 
@@ -112,11 +112,9 @@ func TestDefaultToolTimeout(t *testing.T) {
 				return yep.ToolResult{}, ctx.Err()
 			})
 		})
-		s := NewSession(SessionOptions{
-			Transport: pipeTransport{servers: map[string]func(context.Context, io.Reader, io.Writer) error{"ext": srv}},
-			Grants:    []Grant{{Name: "ext", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "block"}}}},
-		})
-		defer s.Close()
+		s := newMemSession(t, SessionOptions{
+			Grants: []Grant{{Name: "ext", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "block"}}}},
+		}, map[string]transporttest.Server{"ext": srv})
 		start := time.Now()
 		_, err := s.CallTool(context.Background(), "block", "b", nil, nil)
 		checkTimeoutError(t, err, `tool "block" timed out after 10m0s`)
