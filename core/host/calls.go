@@ -26,19 +26,22 @@ func (e *Extension) Tools() []ToolDef {
 	return out
 }
 
-// CallTool implements [Capability].
+// CallTool implements [Capability]. A tool the grant does not approve
+// fails matching [ErrToolNotApproved], and one the server's handshake did
+// not declare [ErrToolNotServed]; an extension that refuses calls fails as
+// [Extension.Start] does.
 func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(yep.ToolUpdateParams)) (res yep.ToolResult, err error) {
 	start := time.Now()
 	defer func() { e.stats.call(time.Since(start), err) }()
 	if !slices.ContainsFunc(e.grant.Tools, func(t ToolGrant) bool { return t.Name == call.Name }) {
-		return res, fmt.Errorf("extension %q has no approved tool %q", e.grant.Name, call.Name)
+		return res, newError(ErrToolNotApproved, nil, "extension %q has no approved tool %q", e.grant.Name, call.Name)
 	}
 	p, err := e.ensure(ctx)
 	if err != nil {
 		return res, e.scrubError(err)
 	}
 	if !slices.ContainsFunc(p.contrib.tools, func(t ToolGrant) bool { return t.Name == call.Name }) {
-		return res, fmt.Errorf("extension %q does not serve tool %q (its server declared fewer tools than its manifest)", e.grant.Name, call.Name)
+		return res, newError(ErrToolNotServed, nil, "extension %q does not serve tool %q (its server declared fewer tools than its manifest)", e.grant.Name, call.Name)
 	}
 	co := jsonrpc.CallOptions{}
 	if onUpdate != nil {
@@ -125,7 +128,9 @@ func (e *Extension) Hooks() []HookGrant {
 }
 
 // FireHook implements [Capability]. The call is bounded by the
-// subscription's timeout_ms.
+// subscription's timeout_ms: when it expires the error matches
+// [ErrHookTimeout]. An answer that is no known decision fails matching
+// [ErrHookDecision].
 func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.HookFireParams) (res yep.HookFireResult, err error) {
 	timeout := e.opts.HookTimeout
 	if sub.TimeoutMS > 0 {
@@ -149,7 +154,7 @@ func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.Hook
 	params.Matcher = sub.Matcher
 	if err := p.conn.Call(ctx, yep.MethodHookFire, params, &res); err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return res, fmt.Errorf("hook %s of extension %q timed out after %s", sub.Event, e.grant.Name, timeout)
+			return res, newError(ErrHookTimeout, nil, "hook %s of extension %q timed out after %s", sub.Event, e.grant.Name, timeout)
 		}
 		return res, e.callError("hook/fire", err)
 	}
@@ -160,7 +165,7 @@ func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.Hook
 	default:
 		// An unknown decision is not consent: it is a hook error, so the
 		// subscription's on_error decides (block fails closed).
-		return yep.HookFireResult{}, fmt.Errorf("hook %s of extension %q answered the unknown decision %q (want allow, block or mutate)", sub.Event, e.grant.Name, res.Decision)
+		return yep.HookFireResult{}, newError(ErrHookDecision, nil, "hook %s of extension %q answered the unknown decision %q (want allow, block or mutate)", sub.Event, e.grant.Name, res.Decision)
 	}
 	res.Reason = e.scrub(res.Reason)
 	res.Args = e.scrubJSON(res.Args)
@@ -181,11 +186,12 @@ func (e *Extension) Commands() []CommandGrant {
 	return slices.Clone(e.grant.Commands)
 }
 
-// ExecuteCommand implements [Capability].
+// ExecuteCommand implements [Capability]. A command the extension does not
+// contribute fails matching [ErrNoSuchCommand].
 func (e *Extension) ExecuteCommand(ctx context.Context, name, args string) (yep.CommandExecuteResult, error) {
 	var res yep.CommandExecuteResult
 	if !slices.ContainsFunc(e.Commands(), func(c CommandGrant) bool { return c.Name == name }) {
-		return res, fmt.Errorf("extension %q has no command %q", e.grant.Name, name)
+		return res, newError(ErrNoSuchCommand, nil, "extension %q has no command %q", e.grant.Name, name)
 	}
 	p, err := e.ensure(ctx)
 	if err != nil {
@@ -222,7 +228,8 @@ func (e *Extension) callError(what string, err error) error {
 	}
 	var pe *jsonrpc.ProtocolError
 	if errors.As(err, &pe) {
-		return &scrubbedError{err: err, text: fmt.Sprintf("%s: extension %q %s", what, e.grant.Name, e.protocolReason(pe))}
+		// The connection ended for it, and the extension is degraded.
+		return newError(ErrExtensionDegraded, err, "%s: extension %q %s", what, e.grant.Name, e.protocolReason(pe))
 	}
 	if errors.As(err, &ce) || errors.As(err, &cancelled) {
 		return e.scrubError(fmt.Errorf("%s: %w", what, err))

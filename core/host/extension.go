@@ -115,6 +115,7 @@ type Extension struct {
 	starting  chan struct{}
 	state     State
 	reason    string
+	cause     error          // why the state is degraded, off or crashed
 	contrib   *contributions // from the last successful handshake
 	crashes   []time.Time
 	notBefore time.Time

@@ -14,13 +14,13 @@ import (
 )
 
 // Start spawns the server and runs the handshake if it is not running.
+// When the extension refuses calls, or this start makes it refuse them, the
+// error matches [ErrExtensionOff], [ErrExtensionDegraded] or
+// [ErrExtensionClosed], and the cause.
 func (e *Extension) Start(ctx context.Context) error {
 	_, err := e.ensure(ctx)
 	return e.scrubError(err)
 }
-
-// ErrExtensionClosed is returned by calls on a closed extension.
-var ErrExtensionClosed = errors.New("extension closed")
 
 // ensure returns a running, handshaken process, starting one if needed.
 func (e *Extension) ensure(ctx context.Context) (*process, error) {
@@ -47,7 +47,11 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 			}
 			return p, nil
 		case e.state == StateOff || e.state == StateDegraded:
-			err := fmt.Errorf("extension %q is %s: %s", e.grant.Name, e.state, e.reason)
+			sentinel := ErrExtensionDegraded
+			if e.state == StateOff {
+				sentinel = ErrExtensionOff
+			}
+			err := newError(sentinel, e.cause, "extension %q is %s: %s", e.grant.Name, e.state, e.reason)
 			e.mu.Unlock()
 			return nil, err
 		case e.starting != nil:
@@ -93,7 +97,10 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 					e.state = StateIdle // the caller gave up; not the server's fault
 				} else {
 					e.state = StateDegraded
-					e.reason = e.scrub(err.Error())
+					e.reason, e.cause = e.scrub(err.Error()), err
+					if !errors.Is(err, ErrExtensionDegraded) && !errors.Is(err, ErrExtensionClosed) {
+						err = newError(ErrExtensionDegraded, err, "%s", err.Error())
+					}
 				}
 			}
 			e.mu.Unlock()
@@ -103,20 +110,18 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 		e.proc = p
 		e.contrib = p.contrib
 		e.state = StateReady
-		e.reason = ""
+		e.reason, e.cause = "", nil
 		e.mu.Unlock()
 		close(ch)
 		return p, nil
 	}
 }
 
-// errHandshakeTimeout is the cause of a handshake context whose own
-// timeout expired, as opposed to the caller's context ending.
-var errHandshakeTimeout = errors.New("handshake timeout")
-
 // spawn starts a process and runs the handshake.
 func (e *Extension) spawn(ctx context.Context) (*process, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, errHandshakeTimeout)
+	// ErrHandshakeTimeout is the cause when this timeout expires, as
+	// opposed to the caller's context ending.
+	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, ErrHandshakeTimeout)
 	defer cancel()
 	e.mu.Lock()
 	spec := e.grant.Server
@@ -171,12 +176,12 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	if err := p.conn.Call(ctx, yep.MethodInitialize, params, &res); err != nil {
 		e.kill(p)
 		switch {
-		case errors.Is(err, yep.ErrCancelled) && context.Cause(ctx) == errHandshakeTimeout:
-			return nil, fmt.Errorf("extension %q did not answer initialize within %s", e.grant.Name, e.opts.HandshakeTimeout)
+		case errors.Is(err, yep.ErrCancelled) && context.Cause(ctx) == ErrHandshakeTimeout:
+			return nil, newError(ErrHandshakeTimeout, nil, "extension %q did not answer initialize within %s", e.grant.Name, e.opts.HandshakeTimeout)
 		case errors.As(err, new(*jsonrpc.ProtocolError)):
 			var pe *jsonrpc.ProtocolError
 			errors.As(err, &pe)
-			return nil, &scrubbedError{err: err, text: fmt.Sprintf("extension %q %s", e.grant.Name, e.protocolReason(pe))}
+			return nil, newError(ErrExtensionDegraded, err, "extension %q %s", e.grant.Name, e.protocolReason(pe))
 		case errors.As(err, new(*jsonrpc.InvalidResponseError)):
 			var ire *jsonrpc.InvalidResponseError
 			errors.As(err, &ire)
@@ -193,10 +198,10 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 		e.kill(p)
 		e.mu.Lock()
 		e.state = StateOff
-		e.reason = fmt.Sprintf("server speaks %v; extension left off", err)
+		e.reason, e.cause = fmt.Sprintf("server speaks %v; extension left off", err), err
 		e.mu.Unlock()
 		e.log.Warn("protocol version mismatch; extension left off", "error", err)
-		return nil, fmt.Errorf("extension %q: %w", e.grant.Name, err)
+		return nil, newError(ErrExtensionOff, err, "extension %q: %v", e.grant.Name, err)
 	}
 	p.contrib = clamp(&e.grant, &res, v)
 	for _, r := range p.contrib.refusals {
@@ -253,7 +258,7 @@ func (e *Extension) watch(p *process) {
 		// Not a crash: the server is running but breaking the protocol, and
 		// a respawn would do the same again.
 		e.state = StateDegraded
-		e.reason = e.protocolReason(pe)
+		e.reason, e.cause = e.protocolReason(pe), pe
 		e.log.Error("extension stopped and degraded", "reason", e.reason)
 		return
 	}
@@ -265,6 +270,7 @@ func (e *Extension) watch(p *process) {
 	if len(e.crashes) >= e.opts.CrashLimit {
 		e.state = StateDegraded
 		e.reason = e.scrub(fmt.Sprintf("crashed %d times within %s; not restarting (last: %v). Fix it, then /reload %s", len(e.crashes), e.opts.CrashWindow, cause, e.grant.Name))
+		e.cause = cause
 		return
 	}
 	backoff := e.opts.MinBackoff << (len(e.crashes) - 1)
@@ -273,7 +279,7 @@ func (e *Extension) watch(p *process) {
 	}
 	e.notBefore = now.Add(backoff)
 	e.state = StateCrashed
-	e.reason = e.scrub(fmt.Sprint(cause))
+	e.reason, e.cause = e.scrub(fmt.Sprint(cause)), cause
 	if e.grant.eager() {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), backoff+e.opts.HandshakeTimeout)
@@ -337,7 +343,7 @@ func (e *Extension) Reload(ctx context.Context) error {
 	e.mu.Lock()
 	if e.state != StateOff {
 		e.state = StateIdle
-		e.reason = ""
+		e.reason, e.cause = "", nil
 	}
 	e.crashes = nil
 	e.notBefore = time.Time{}
