@@ -66,6 +66,20 @@ func checkErr(t *testing.T, what string, err error, want string, targets ...erro
 	}
 }
 
+// noREPLHints fails when an error names a front-end's command: core does
+// not know them, a front-end adds its own hints by matching sentinels.
+func noREPLHints(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	for _, cmd := range []string{"/tools", "/reload", "/status", "/enable", "/help", "/call"} {
+		if strings.Contains(err.Error(), cmd) {
+			t.Errorf("err = %v names the front-end command %s", err, cmd)
+		}
+	}
+}
+
 // TestLookupAndApprovalErrors: a missing tool, command or extension, a
 // tool the manifest does not approve and one the server does not serve
 // each fail with their sentinel and a message that names them.
@@ -84,7 +98,8 @@ func TestLookupAndApprovalErrors(t *testing.T) {
 	e, _ := s.Extension("x")
 
 	_, err := s.CallTool(ctx, "nope", "1", nil, nil)
-	checkErr(t, "session tool", err, `no tool "nope" in this session; /tools lists them`, ErrNoSuchTool)
+	checkErr(t, "session tool", err, `no tool "nope" in this session`, ErrNoSuchTool)
+	noREPLHints(t, err)
 
 	_, err = e.CallTool(ctx, ToolCall{Name: "steal_keys"}, nil)
 	checkErr(t, "unapproved tool", err, `extension "x" has no approved tool "steal_keys"`, ErrToolNotApproved)
@@ -167,6 +182,7 @@ func TestOffAndDegradedErrors(t *testing.T) {
 		if !errors.As(err, &xe) {
 			t.Errorf("next call, degraded: err = %v, want the *core.ExitError as its cause", err)
 		}
+		noREPLHints(t, err)
 	}
 	if err := e.Reload(ctx); !errors.Is(err, ErrExtensionDegraded) {
 		t.Errorf("reload of a server that still fails = %v, want degraded again", err)
@@ -195,8 +211,8 @@ func TestHandshakeTimeoutError(t *testing.T) {
 }
 
 // TestProtocolViolationErrors: a server that breaks the protocol too
-// often is degraded; the error of the call it broke says what to fix,
-// and matches ErrExtensionDegraded
+// often is degraded; the error of the call it broke says what to fix
+// without naming a front-end command, and matches ErrExtensionDegraded
 // and jsonrpc.ErrProtocolViolations, as do later calls.
 func TestProtocolViolationErrors(t *testing.T) {
 	leakcheck.Check(t)
@@ -210,7 +226,7 @@ func TestProtocolViolationErrors(t *testing.T) {
 			Grants:    []Grant{{Name: "noisy", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "t"}}}},
 			Extension: ExtensionOptions{MaxProtocolViolations: 3, ProtocolViolationWindow: time.Minute},
 		}, map[string]transporttest.Server{"noisy": garbage})
-		const reason = `stopped after 3 protocol violations within 1m0s; last: a line that is not JSON: "garbage 3"; fix the server's stdout (only protocol JSON may go there), then /reload noisy`
+		const reason = `stopped after 3 protocol violations within 1m0s; last: a line that is not JSON: "garbage 3"; fix the server's stdout (only protocol JSON may go there), then reload the extension`
 		_, err := s.CallTool(context.Background(), "t", "1", nil, nil)
 		checkErr(t, "first call", err, `extension "noisy" `+reason, ErrExtensionDegraded, jsonrpc.ErrProtocolViolations)
 		_, err = s.CallTool(context.Background(), "t", "2", nil, nil)
@@ -225,7 +241,8 @@ func TestProtocolViolationErrors(t *testing.T) {
 // TestCrashBackoffAndDegrade crashes a lazy server again and again on a
 // fake clock: each respawn waits the backoff, doubling from MinBackoff and
 // capped at MaxBackoff; crashes older than CrashWindow are forgotten; at
-// CrashLimit the extension is degraded with a reason that says what to do and calls are refused, matching
+// CrashLimit the extension is degraded with a reason that says what to do
+// (naming no front-end command) and calls are refused, matching
 // ErrExtensionDegraded and the last crash, until a reload starts it at
 // once.
 func TestCrashBackoffAndDegrade(t *testing.T) {
@@ -274,7 +291,7 @@ func TestCrashBackoffAndDegrade(t *testing.T) {
 		crash("after 1s again")        // 62s
 		crash("after the capped 1.5s") // 63.5s: the third within the window
 
-		const reason = `crashed 3 times within 30s; not restarting (last: extension "c" exited (exit status 3)). Fix it, then /reload c`
+		const reason = `crashed 3 times within 30s; not restarting (last: extension "c" exited (exit status 3)). Fix the server, then reload the extension`
 		if st, r := e.State(); st != StateDegraded || r != reason {
 			t.Fatalf("state = %s %q, want degraded %q", st, r, reason)
 		}
@@ -283,6 +300,7 @@ func TestCrashBackoffAndDegrade(t *testing.T) {
 		if xe := new(core.ExitError); !errors.As(err, &xe) {
 			t.Errorf("err = %v, want the last crash as its cause", err)
 		}
+		noREPLHints(t, err)
 
 		if err := e.Reload(ctx); err != nil {
 			t.Fatalf("Reload = %v", err)

@@ -1005,7 +1005,7 @@ func TestStdoutFloodDegradesTheExtension(t *testing.T) {
 	start := time.Now()
 	_, err := s.CallTool(context.Background(), "flood", "f", json.RawMessage(`{"n":20000}`), nil)
 	elapsed := time.Since(start)
-	const reason = `stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "garbage 99"; fix the server's stdout (only protocol JSON may go there), then /reload flooder`
+	const reason = `stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "garbage 99"; fix the server's stdout (only protocol JSON may go there), then reload the extension`
 	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != `flood: extension "flooder" `+reason {
 		t.Fatalf("flood call = %v, want ErrProtocolViolations reading %q", err, `flood: extension "flooder" `+reason)
 	}
@@ -1045,7 +1045,7 @@ func TestStdoutFloodDuringInitializeDegrades(t *testing.T) {
 		Extension: ExtensionOptions{ProtocolViolationWindow: time.Hour},
 	})
 	_, err := s.CallTool(context.Background(), "echo", "e", nil, nil)
-	const reason = `extension "noisy" stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "loading 99"; fix the server's stdout (only protocol JSON may go there), then /reload noisy`
+	const reason = `extension "noisy" stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "loading 99"; fix the server's stdout (only protocol JSON may go there), then reload the extension`
 	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != reason {
 		t.Fatalf("err = %v, want %q", err, reason)
 	}

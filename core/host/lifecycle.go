@@ -269,7 +269,7 @@ func (e *Extension) watch(p *process) {
 	e.log.Error("extension crashed", "error", e.scrub(fmt.Sprint(cause)))
 	if len(e.crashes) >= e.opts.CrashLimit {
 		e.state = StateDegraded
-		e.reason = e.scrub(fmt.Sprintf("crashed %d times within %s; not restarting (last: %v). Fix it, then /reload %s", len(e.crashes), e.opts.CrashWindow, cause, e.grant.Name))
+		e.reason = e.scrub(fmt.Sprintf("crashed %d times within %s; not restarting (last: %v). Fix the server, then reload the extension", len(e.crashes), e.opts.CrashWindow, cause))
 		e.cause = cause
 		return
 	}
@@ -296,7 +296,7 @@ func (e *Extension) protocolReason(pe *jsonrpc.ProtocolError) string {
 	if pe.NotJSON {
 		fix = "fix the server's stdout (only protocol JSON may go there)"
 	}
-	return e.scrub(fmt.Sprintf("%v; %s, then /reload %s", pe, fix, e.grant.Name))
+	return e.scrub(fmt.Sprintf("%v; %s, then reload the extension", pe, fix))
 }
 
 func (e *Extension) kill(p *process) {

@@ -276,7 +276,7 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	t := s.tools[name]
 	s.mu.Unlock()
 	if t == nil {
-		return yep.ToolResult{}, newError(ErrNoSuchTool, nil, "no tool %q in this session; /tools lists them", name)
+		return yep.ToolResult{}, newError(ErrNoSuchTool, nil, "no tool %q in this session", name)
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
