@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"yolop.dev/core/yep"
 )
 
 // Summary renders the contribution summary shown before install: everything
@@ -71,18 +73,14 @@ func Summary(m *Manifest) string {
 		fmt.Fprintf(&b, "  Hooks (%d):\n", len(f.Hooks))
 	}
 	for _, h := range f.Hooks {
-		onErr := h.OnError
-		if onErr == "" {
-			onErr = "warn"
-		}
-		line := fmt.Sprintf("    - %s on %q (on_error %s", h.Event, h.Matcher, onErr)
+		line := fmt.Sprintf("    - %s on %q (on_error %s", h.Event, h.Matcher, onErr(h.OnError))
 		if h.TimeoutMS > 0 {
 			line += fmt.Sprintf(", timeout %d ms", h.TimeoutMS)
 		}
 		line += ")"
 		if h.Matcher == "*" {
 			line += "  !! MATCHES EVERY TOOL CALL: sees (and may change) every tool's arguments"
-			if h.Event == EventPostToolUse {
+			if h.Event == yep.HookPostToolUse {
 				line = strings.Replace(line, "arguments", "results", 1)
 			}
 		}
@@ -94,10 +92,10 @@ func Summary(m *Manifest) string {
 		fmt.Fprintf(&b, "  MCP servers (%d):\n", len(f.MCPServers))
 	}
 	for _, s := range f.MCPServers {
-		if s.Type == "http" {
-			fmt.Fprintf(&b, "    - %s (http): %s\n", s.Name, s.URL)
+		if s.Type == yep.MCPHTTP {
+			fmt.Fprintf(&b, "    - %s (%s): %s\n", s.Name, yep.MCPHTTP, s.URL)
 		} else {
-			fmt.Fprintf(&b, "    - %s (stdio): %s\n", s.Name, commandLine(s.Command, s.Args))
+			fmt.Fprintf(&b, "    - %s (%s): %s\n", s.Name, yep.MCPStdio, commandLine(s.Command, s.Args))
 		}
 		if len(s.Env) > 0 {
 			fmt.Fprintf(&b, "      env: %s\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
@@ -468,7 +466,7 @@ func Diff(old, next *Manifest) Change {
 	for _, o := range []struct {
 		name     string
 		was, now bool
-	}{{"skills", of.Skills, nf.Skills}, {"status", of.Status, nf.Status}, {"ui_ask", of.UIAsk, nf.UIAsk}, {"trace", of.Trace, nf.Trace}} {
+	}{{"skills", of.Skills, nf.Skills}, {yep.CapStatus, of.Status, nf.Status}, {yep.CapUIAsk, of.UIAsk, nf.UIAsk}, {yep.CapTrace, of.Trace, nf.Trace}} {
 		if !o.was && o.now {
 			wide("new opt-in %s", o.name)
 		} else if o.was && !o.now {
@@ -536,9 +534,10 @@ func timeoutText(ms int) string {
 	return msDuration(ms).String()
 }
 
+// onErr is a hook's on_error, with its default.
 func onErr(s string) string {
 	if s == "" {
-		return "warn"
+		return yep.HookOnErrorWarn
 	}
 	return s
 }
@@ -558,10 +557,10 @@ func fieldMarks(f ConfigField) string {
 }
 
 func mcpShape(s MCPServer) string {
-	if s.Type == "http" {
-		return "http " + s.URL
+	if s.Type == yep.MCPHTTP {
+		return yep.MCPHTTP + " " + s.URL
 	}
-	return "stdio " + commandLine(s.Command, s.Args)
+	return yep.MCPStdio + " " + commandLine(s.Command, s.Args)
 }
 
 func diffEnv(old, next map[string]string, what string, wide, narrow func(string, ...any)) {

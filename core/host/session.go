@@ -19,8 +19,8 @@ import (
 
 // MaxNeverDefer is the never_defer budget of one extension: at most this
 // many of its tools have their schema always loaded; the rest are deferred
-// behind the built-in tool_search.
-const MaxNeverDefer = 8
+// behind the built-in tool_search. It is [yep.MaxNeverDefer].
+const MaxNeverDefer = yep.MaxNeverDefer
 
 // SessionOptions configure a [Session].
 type SessionOptions struct {
@@ -99,8 +99,8 @@ type ToolInfo struct {
 }
 
 // DefaultToolTimeout bounds a tool call when neither the tool nor the
-// session sets a limit.
-const DefaultToolTimeout = 10 * time.Minute
+// session sets a limit. It is [yep.DefaultToolTimeout].
+const DefaultToolTimeout = yep.DefaultToolTimeout
 
 // effectiveToolTimeout is the limit of one call: the smaller of the
 // tool's declared timeout and the session's, when set; else the default.
@@ -353,7 +353,7 @@ func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if h.sub.OnError == "block" {
+			if h.sub.OnError == yep.HookOnErrorBlock {
 				s.log.Warn("blocking hook failed; failing closed", "capability", h.cap.Name(), "error", err)
 				return nil, &HookBlockedError{Capability: h.cap.Name(), Tool: t.name, Reason: fmt.Sprintf("hook failed and its on_error is block: %v", err)}
 			}
@@ -382,7 +382,7 @@ func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, arg
 		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args, Result: &r})
 		dec, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload})
 		if err != nil {
-			if h.sub.OnError == "block" {
+			if h.sub.OnError == yep.HookOnErrorBlock {
 				s.log.Warn("blocking post hook failed; withholding the result", "capability", h.cap.Name(), "error", err)
 				return yep.ToolResult{IsError: true, Output: fmt.Sprintf("result withheld: post_tool_use hook of %s failed and its on_error is block: %v", h.cap.Name(), err)}
 			}
