@@ -3,6 +3,7 @@
 // subpackages) the YEP wire types ([yolop.dev/core/yep]), the multiplexed
 // JSON-RPC connection ([yolop.dev/core/jsonrpc]), the author SDK
 // ([yolop.dev/core/sdk]) and the host runtime ([yolop.dev/core/host]).
+// [yolop.dev/core/transporttest] is an in-memory Transport for tests.
 //
 // core depends on the standard library and go-hclog only, so an extension
 // author who imports the SDK pulls in nothing heavier.

@@ -2,11 +2,14 @@ package packaging
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"yolop.dev/core/yep"
 )
 
 // Summary renders the contribution summary shown before install: everything
@@ -71,18 +74,14 @@ func Summary(m *Manifest) string {
 		fmt.Fprintf(&b, "  Hooks (%d):\n", len(f.Hooks))
 	}
 	for _, h := range f.Hooks {
-		onErr := h.OnError
-		if onErr == "" {
-			onErr = "warn"
-		}
-		line := fmt.Sprintf("    - %s on %q (on_error %s", h.Event, h.Matcher, onErr)
+		line := fmt.Sprintf("    - %s on %q (on_error %s", h.Event, h.Matcher, onErr(h.OnError))
 		if h.TimeoutMS > 0 {
 			line += fmt.Sprintf(", timeout %d ms", h.TimeoutMS)
 		}
 		line += ")"
 		if h.Matcher == "*" {
 			line += "  !! MATCHES EVERY TOOL CALL: sees (and may change) every tool's arguments"
-			if h.Event == EventPostToolUse {
+			if h.Event == yep.HookPostToolUse {
 				line = strings.Replace(line, "arguments", "results", 1)
 			}
 		}
@@ -94,10 +93,10 @@ func Summary(m *Manifest) string {
 		fmt.Fprintf(&b, "  MCP servers (%d):\n", len(f.MCPServers))
 	}
 	for _, s := range f.MCPServers {
-		if s.Type == "http" {
-			fmt.Fprintf(&b, "    - %s (http): %s\n", s.Name, s.URL)
+		if s.Type == yep.MCPHTTP {
+			fmt.Fprintf(&b, "    - %s (%s): %s\n", s.Name, yep.MCPHTTP, s.URL)
 		} else {
-			fmt.Fprintf(&b, "    - %s (stdio): %s\n", s.Name, commandLine(s.Command, s.Args))
+			fmt.Fprintf(&b, "    - %s (%s): %s\n", s.Name, yep.MCPStdio, commandLine(s.Command, s.Args))
 		}
 		if len(s.Env) > 0 {
 			fmt.Fprintf(&b, "      env: %s\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
@@ -243,25 +242,16 @@ func (c Change) String() string {
 }
 
 // Diff compares the approved manifest old (nil for a fresh install, where
-// every contribution widens) with next.
+// every contribution widens) with next, section by section: identity,
+// protocol, server command, tools, hooks, MCP servers, prompt, commands,
+// opt-ins, config fields and prebuilt binaries.
 func Diff(old, next *Manifest) Change {
-	var c Change
-	wide := func(f string, a ...any) { c.Widening = append(c.Widening, fmt.Sprintf(f, a...)) }
-	narrow := func(f string, a ...any) { c.Narrowing = append(c.Narrowing, fmt.Sprintf(f, a...)) }
-	note := func(f string, a ...any) { c.Notes = append(c.Notes, fmt.Sprintf(f, a...)) }
+	d := &differ{}
 	if old == nil {
 		old = &Manifest{}
-		wide("new extension %s", next.Name)
+		d.wide("new extension %s", next.Name)
 	} else {
-		if old.Name != next.Name {
-			note("name %s → %s", old.Name, next.Name)
-		}
-		if old.Version != next.Version {
-			note("version %s → %s", old.Version, next.Version)
-		}
-		if old.Description != next.Description {
-			note("description changed")
-		}
+		d.identity(old, next)
 	}
 	of, nf := old.Yolop, next.Yolop
 	if of == nil {
@@ -270,252 +260,339 @@ func Diff(old, next *Manifest) Change {
 	if nf == nil {
 		nf = &Facet{}
 	}
-	if of.ProtocolVersion != nf.ProtocolVersion && of.ProtocolVersion != "" {
-		note("protocol_version %s → %s", of.ProtocolVersion, nf.ProtocolVersion)
-	}
+	d.protocol(of.ProtocolVersion, nf.ProtocolVersion)
+	d.server(of.CapabilityServer, nf.CapabilityServer)
+	d.tools(of.Tools, nf.Tools)
+	d.hooks(of.Hooks, nf.Hooks)
+	d.mcpServers(of.MCPServers, nf.MCPServers)
+	d.prompt(of.Prompt, nf.Prompt)
+	d.commands(next.Name, of.Commands, nf.Commands)
+	d.optIns(of, nf)
+	ofs, _ := old.ConfigFields()
+	nfs, _ := next.ConfigFields()
+	d.config(ofs, nfs, of.ConfigSchema, nf.ConfigSchema)
+	d.artifacts(of.Artifacts, nf.Artifacts)
+	return d.c
+}
 
-	// Server command.
-	os_, ns := of.CapabilityServer, nf.CapabilityServer
+// A differ builds a [Change], one section at a time.
+type differ struct{ c Change }
+
+// wide, narrow and note add a line to the Change's Widening, Narrowing or
+// Notes.
+func (d *differ) wide(f string, a ...any) {
+	d.c.Widening = append(d.c.Widening, fmt.Sprintf(f, a...))
+}
+
+func (d *differ) narrow(f string, a ...any) {
+	d.c.Narrowing = append(d.c.Narrowing, fmt.Sprintf(f, a...))
+}
+
+func (d *differ) note(f string, a ...any) {
+	d.c.Notes = append(d.c.Notes, fmt.Sprintf(f, a...))
+}
+
+// identity notes a changed name, version or description.
+func (d *differ) identity(old, next *Manifest) {
+	if old.Name != next.Name {
+		d.note("name %s → %s", old.Name, next.Name)
+	}
+	if old.Version != next.Version {
+		d.note("version %s → %s", old.Version, next.Version)
+	}
+	if old.Description != next.Description {
+		d.note("description changed")
+	}
+}
+
+// protocol notes a changed protocol_version.
+func (d *differ) protocol(old, next string) {
+	if old != next && old != "" {
+		d.note("protocol_version %s → %s", old, next)
+	}
+}
+
+// server compares the capability server command and its environment.
+func (d *differ) server(old, next *ServerCommand) {
 	switch {
-	case os_ == nil && ns != nil:
-		wide("server command %s", commandLine(ns.Command, ns.Args))
-		if len(ns.Env) > 0 {
-			wide("server env %s", strings.Join(slices.Sorted(maps.Keys(ns.Env)), ", "))
+	case old == nil && next != nil:
+		d.wide("server command %s", commandLine(next.Command, next.Args))
+		if len(next.Env) > 0 {
+			d.wide("server env %s", strings.Join(slices.Sorted(maps.Keys(next.Env)), ", "))
 		}
-	case os_ != nil && ns == nil:
-		narrow("no capability server any more")
-	case os_ != nil && ns != nil:
-		if os_.Command != ns.Command || !slices.Equal(os_.Args, ns.Args) {
-			wide("server command changed: %s → %s", commandLine(os_.Command, os_.Args), commandLine(ns.Command, ns.Args))
+	case old != nil && next == nil:
+		d.narrow("no capability server any more")
+	case old != nil && next != nil:
+		if old.Command != next.Command || !slices.Equal(old.Args, next.Args) {
+			d.wide("server command changed: %s → %s", commandLine(old.Command, old.Args), commandLine(next.Command, next.Args))
 		}
-		diffEnv(os_.Env, ns.Env, "server", wide, narrow)
+		d.env(old.Env, next.Env, "server")
 	}
+}
 
-	// Tools.
+// tools compares the tools by name: new and removed ones, and the
+// definition and policy of the others.
+func (d *differ) tools(old, next []Tool) {
 	ot := map[string]Tool{}
-	for _, t := range of.Tools {
+	for _, t := range old {
 		ot[t.Name] = t
 	}
 	nt := map[string]bool{}
-	for _, t := range nf.Tools {
+	for _, t := range next {
 		nt[t.Name] = true
-		o, had := ot[t.Name]
-		if !had {
-			var marks []string
-			if t.NeverDefer {
-				marks = append(marks, "never_defer")
-			}
-			if t.TimeoutMS > 0 {
-				marks = append(marks, "timeout "+msDuration(t.TimeoutMS).String())
-			}
-			w := "new tool " + t.Name
-			if len(marks) > 0 {
-				w += " (" + strings.Join(marks, ", ") + ")"
-			}
-			wide("%s", w)
+		if o, had := ot[t.Name]; had {
+			d.tool(o, t)
 			continue
 		}
-		if o.Description != t.Description {
-			wide("tool %s: description changed", t.Name)
+		var marks []string
+		if t.NeverDefer {
+			marks = append(marks, "never_defer")
 		}
-		if !jsonEqual(o.InputSchema, t.InputSchema) {
-			wide("tool %s: input schema changed", t.Name)
+		if t.TimeoutMS > 0 {
+			marks = append(marks, "timeout "+msDuration(t.TimeoutMS).String())
 		}
-		if !o.NeverDefer && t.NeverDefer {
-			wide("tool %s: now never_defer", t.Name)
-		} else if o.NeverDefer && !t.NeverDefer {
-			narrow("tool %s: no longer never_defer", t.Name)
+		w := "new tool " + t.Name
+		if len(marks) > 0 {
+			w += " (" + strings.Join(marks, ", ") + ")"
 		}
-		if !o.Streaming && t.Streaming {
-			wide("tool %s: now streaming", t.Name)
-		} else if o.Streaming && !t.Streaming {
-			narrow("tool %s: no longer streaming", t.Name)
-		}
-		if o.Approval != t.Approval {
-			wide("tool %s: approval hint %q → %q", t.Name, o.Approval, t.Approval)
-		}
-		if o.Risk != t.Risk {
-			wide("tool %s: risk hint %q → %q", t.Name, o.Risk, t.Risk)
-		}
-		if o.Narration != t.Narration {
-			wide("tool %s: narration changed", t.Name)
-		}
-		// A longer bound lets a call hold the turn (and the server keep
-		// working) longer than approved: a widening, like a longer hook
-		// timeout. The user's session limit still caps it.
-		switch ob, nb := toolBound(o.TimeoutMS), toolBound(t.TimeoutMS); {
-		case nb > ob:
-			wide("tool %s: timeout raised %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
-		case nb < ob:
-			narrow("tool %s: timeout lowered %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
-		case o.TimeoutMS != t.TimeoutMS:
-			note("tool %s: timeout %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
-		}
+		d.wide("%s", w)
 	}
-	for _, t := range of.Tools {
+	for _, t := range old {
 		if !nt[t.Name] {
-			narrow("tool %s removed", t.Name)
+			d.narrow("tool %s removed", t.Name)
 		}
 	}
+}
 
-	// Hooks, keyed by event and matcher.
+// tool compares two versions of one tool.
+func (d *differ) tool(o, t Tool) {
+	if o.Description != t.Description {
+		d.wide("tool %s: description changed", t.Name)
+	}
+	if !jsonEqual(o.InputSchema, t.InputSchema) {
+		d.wide("tool %s: input schema changed", t.Name)
+	}
+	if !o.NeverDefer && t.NeverDefer {
+		d.wide("tool %s: now never_defer", t.Name)
+	} else if o.NeverDefer && !t.NeverDefer {
+		d.narrow("tool %s: no longer never_defer", t.Name)
+	}
+	if !o.Streaming && t.Streaming {
+		d.wide("tool %s: now streaming", t.Name)
+	} else if o.Streaming && !t.Streaming {
+		d.narrow("tool %s: no longer streaming", t.Name)
+	}
+	if o.Approval != t.Approval {
+		d.wide("tool %s: approval hint %q → %q", t.Name, o.Approval, t.Approval)
+	}
+	if o.Risk != t.Risk {
+		d.wide("tool %s: risk hint %q → %q", t.Name, o.Risk, t.Risk)
+	}
+	if o.Narration != t.Narration {
+		d.wide("tool %s: narration changed", t.Name)
+	}
+	// A longer bound lets a call hold the turn (and the server keep
+	// working) longer than approved: a widening, like a longer hook
+	// timeout. The user's session limit still caps it.
+	switch ob, nb := toolBound(o.TimeoutMS), toolBound(t.TimeoutMS); {
+	case nb > ob:
+		d.wide("tool %s: timeout raised %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
+	case nb < ob:
+		d.narrow("tool %s: timeout lowered %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
+	case o.TimeoutMS != t.TimeoutMS:
+		d.note("tool %s: timeout %s → %s", t.Name, timeoutText(o.TimeoutMS), timeoutText(t.TimeoutMS))
+	}
+}
+
+// hooks compares the hook subscriptions, keyed by event and matcher.
+func (d *differ) hooks(old, next []Hook) {
 	hk := func(h Hook) string { return fmt.Sprintf("%s %q", h.Event, h.Matcher) }
 	oh := map[string]Hook{}
-	for _, h := range of.Hooks {
+	for _, h := range old {
 		oh[hk(h)] = h
 	}
 	nh := map[string]bool{}
-	for _, h := range nf.Hooks {
+	for _, h := range next {
 		k := hk(h)
 		nh[k] = true
 		o, had := oh[k]
 		switch {
 		case !had && h.Matcher == "*":
-			wide("new hook %s — MATCHES EVERY TOOL CALL", k)
+			d.wide("new hook %s — MATCHES EVERY TOOL CALL", k)
 		case !had:
-			wide("new hook %s", k)
+			d.wide("new hook %s", k)
 		default:
 			if onErr(o.OnError) != onErr(h.OnError) {
-				wide("hook %s: on_error %s → %s", k, onErr(o.OnError), onErr(h.OnError))
+				d.wide("hook %s: on_error %s → %s", k, onErr(o.OnError), onErr(h.OnError))
 			}
 			if o.TimeoutMS != h.TimeoutMS {
-				wide("hook %s: timeout_ms %d → %d", k, o.TimeoutMS, h.TimeoutMS)
+				d.wide("hook %s: timeout_ms %d → %d", k, o.TimeoutMS, h.TimeoutMS)
 			}
 		}
 	}
-	for _, h := range of.Hooks {
+	for _, h := range old {
 		if !nh[hk(h)] {
-			narrow("hook %s removed", hk(h))
+			d.narrow("hook %s removed", hk(h))
 		}
 	}
+}
 
-	// MCP servers, by name and transport shape.
+// mcpServers compares the MCP servers by name and transport shape.
+func (d *differ) mcpServers(old, next []MCPServer) {
 	om := map[string]MCPServer{}
-	for _, s := range of.MCPServers {
+	for _, s := range old {
 		om[s.Name] = s
 	}
 	nm := map[string]bool{}
-	for _, s := range nf.MCPServers {
+	for _, s := range next {
 		nm[s.Name] = true
 		o, had := om[s.Name]
 		switch {
 		case !had:
-			wide("new MCP server %s (%s)", s.Name, mcpShape(s))
+			d.wide("new MCP server %s (%s)", s.Name, mcpShape(s))
 		case o.Type != s.Type || o.Command != s.Command || !slices.Equal(o.Args, s.Args) || o.URL != s.URL:
-			wide("MCP server %s changed: %s → %s", s.Name, mcpShape(o), mcpShape(s))
+			d.wide("MCP server %s changed: %s → %s", s.Name, mcpShape(o), mcpShape(s))
 		}
 		if had {
-			diffEnv(o.Env, s.Env, "MCP server "+s.Name, wide, narrow)
+			d.env(o.Env, s.Env, "MCP server "+s.Name)
 		}
 	}
-	for _, s := range of.MCPServers {
+	for _, s := range old {
 		if !nm[s.Name] {
-			narrow("MCP server %s removed", s.Name)
+			d.narrow("MCP server %s removed", s.Name)
 		}
 	}
+}
 
-	// Prompt.
-	op, np := of.Prompt, nf.Prompt
+// prompt compares the prompt contribution: its presence, whether it is
+// dynamic, its text and its size cap.
+func (d *differ) prompt(op, np *Prompt) {
 	switch {
 	case op == nil && np != nil:
 		if np.Dynamic {
-			wide("new dynamic prompt (%d bytes static, max %s per turn)", len(np.Text), maxBytes(np.MaxBytes))
+			d.wide("new dynamic prompt (%d bytes static, max %s per turn)", len(np.Text), maxBytes(np.MaxBytes))
 		} else {
-			wide("new prompt text (%d bytes)", len(np.Text))
+			d.wide("new prompt text (%d bytes)", len(np.Text))
 		}
 	case op != nil && np == nil:
-		narrow("prompt removed")
+		d.narrow("prompt removed")
 	case op != nil && np != nil:
 		if !op.Dynamic && np.Dynamic {
-			wide("prompt is now dynamic")
+			d.wide("prompt is now dynamic")
 		} else if op.Dynamic && !np.Dynamic {
-			narrow("prompt is no longer dynamic")
+			d.narrow("prompt is no longer dynamic")
 		}
 		if len(np.Text) > len(op.Text) {
-			wide("prompt text grew %d → %d bytes", len(op.Text), len(np.Text))
+			d.wide("prompt text grew %d → %d bytes", len(op.Text), len(np.Text))
 		} else if op.Text != np.Text {
-			wide("prompt text changed (%d → %d bytes)", len(op.Text), len(np.Text))
+			d.wide("prompt text changed (%d → %d bytes)", len(op.Text), len(np.Text))
 		}
 		// 0 is the host default, the widest cap.
 		if np.MaxBytes != op.MaxBytes {
 			if op.MaxBytes != 0 && (np.MaxBytes == 0 || np.MaxBytes > op.MaxBytes) {
-				wide("prompt max_bytes %s → %s", maxBytes(op.MaxBytes), maxBytes(np.MaxBytes))
+				d.wide("prompt max_bytes %s → %s", maxBytes(op.MaxBytes), maxBytes(np.MaxBytes))
 			} else {
-				narrow("prompt max_bytes %s → %s", maxBytes(op.MaxBytes), maxBytes(np.MaxBytes))
+				d.narrow("prompt max_bytes %s → %s", maxBytes(op.MaxBytes), maxBytes(np.MaxBytes))
 			}
 		}
 	}
+}
 
-	// Commands.
+// commands compares the slash commands by name; ext is the extension name
+// they are registered under.
+func (d *differ) commands(ext string, old, next []Command) {
 	oc := map[string]bool{}
-	for _, x := range of.Commands {
+	for _, x := range old {
 		oc[x.Name] = true
 	}
-	ncm := map[string]bool{}
-	for _, x := range nf.Commands {
-		ncm[x.Name] = true
+	nc := map[string]bool{}
+	for _, x := range next {
+		nc[x.Name] = true
 		if !oc[x.Name] {
-			wide("new command %s:%s", next.Name, x.Name)
+			d.wide("new command %s:%s", ext, x.Name)
 		}
 	}
-	for _, x := range of.Commands {
-		if !ncm[x.Name] {
-			narrow("command %s removed", x.Name)
+	for _, x := range old {
+		if !nc[x.Name] {
+			d.narrow("command %s removed", x.Name)
 		}
 	}
+}
 
-	// Opt-ins.
+// optIns compares skills and the reverse-direction opt-ins.
+func (d *differ) optIns(of, nf *Facet) {
 	for _, o := range []struct {
 		name     string
 		was, now bool
-	}{{"skills", of.Skills, nf.Skills}, {"status", of.Status, nf.Status}, {"ui_ask", of.UIAsk, nf.UIAsk}, {"trace", of.Trace, nf.Trace}} {
+	}{{"skills", of.Skills, nf.Skills}, {yep.CapStatus, of.Status, nf.Status}, {yep.CapUIAsk, of.UIAsk, nf.UIAsk}, {yep.CapTrace, of.Trace, nf.Trace}} {
 		if !o.was && o.now {
-			wide("new opt-in %s", o.name)
+			d.wide("new opt-in %s", o.name)
 		} else if o.was && !o.now {
-			narrow("opt-in %s dropped", o.name)
+			d.narrow("opt-in %s dropped", o.name)
 		}
 	}
+}
 
-	// Config fields: new secret or env fields widen what reaches the server.
-	ofs, _ := old.ConfigFields()
-	nfs, _ := next.ConfigFields()
-	ocf := map[string]ConfigField{}
-	for _, x := range ofs {
-		ocf[x.Name] = x
+// config compares the config fields: new secret or env fields widen what
+// reaches the server; other changes are noted, and so is a changed schema
+// when neither version has fields.
+func (d *differ) config(old, next []ConfigField, oldSchema, nextSchema json.RawMessage) {
+	byName := map[string]ConfigField{}
+	for _, x := range old {
+		byName[x.Name] = x
 	}
-	for _, x := range nfs {
-		o, had := ocf[x.Name]
+	for _, x := range next {
+		o, had := byName[x.Name]
 		switch {
 		case !had && (x.Secret || x.Env != ""):
-			wide("new config field %s%s", x.Name, fieldMarks(x))
+			d.wide("new config field %s%s", x.Name, fieldMarks(x))
 		case !had:
-			note("new config field %s", x.Name)
+			d.note("new config field %s", x.Name)
 		case o.Secret != x.Secret || o.Env != x.Env:
-			wide("config field %s: now%s", x.Name, fieldMarks(x))
+			d.wide("config field %s: now%s", x.Name, fieldMarks(x))
 		}
-		delete(ocf, x.Name)
+		delete(byName, x.Name)
 	}
-	for _, n := range slices.Sorted(maps.Keys(ocf)) {
-		note("config field %s removed", n)
+	for _, n := range slices.Sorted(maps.Keys(byName)) {
+		d.note("config field %s removed", n)
 	}
-	if !jsonEqual(of.ConfigSchema, nf.ConfigSchema) && len(ofs)+len(nfs) == 0 {
-		note("config schema changed")
+	if !jsonEqual(oldSchema, nextSchema) && len(old)+len(next) == 0 {
+		d.note("config schema changed")
 	}
+}
 
-	// Prebuilt artifacts: a different binary is a different program.
-	for _, t := range slices.Sorted(maps.Keys(nf.Artifacts)) {
-		if o, had := of.Artifacts[t]; !had {
-			wide("new prebuilt binary for %s", t)
-		} else if o != nf.Artifacts[t] {
-			wide("prebuilt binary for %s changed", t)
+// artifacts compares the prebuilt binaries by target: a different binary
+// is a different program.
+func (d *differ) artifacts(old, next map[string]Artifact) {
+	for _, t := range slices.Sorted(maps.Keys(next)) {
+		if o, had := old[t]; !had {
+			d.wide("new prebuilt binary for %s", t)
+		} else if o != next[t] {
+			d.wide("prebuilt binary for %s changed", t)
 		}
 	}
-	for _, t := range slices.Sorted(maps.Keys(of.Artifacts)) {
-		if _, has := nf.Artifacts[t]; !has {
-			narrow("prebuilt binary for %s removed", t)
+	for _, t := range slices.Sorted(maps.Keys(old)) {
+		if _, has := next[t]; !has {
+			d.narrow("prebuilt binary for %s removed", t)
 		}
 	}
-	return c
+}
+
+// env compares the environment variables of what, by name; values are
+// never shown.
+func (d *differ) env(old, next map[string]string, what string) {
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if v, had := old[k]; !had {
+			d.wide("%s env %s added", what, k)
+		} else if v != next[k] {
+			d.wide("%s env %s changed", what, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if _, has := next[k]; !has {
+			d.narrow("%s env %s removed", what, k)
+		}
+	}
 }
 
 func msDuration(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
@@ -536,9 +613,10 @@ func timeoutText(ms int) string {
 	return msDuration(ms).String()
 }
 
+// onErr is a hook's on_error, with its default.
 func onErr(s string) string {
 	if s == "" {
-		return "warn"
+		return yep.HookOnErrorWarn
 	}
 	return s
 }
@@ -558,25 +636,10 @@ func fieldMarks(f ConfigField) string {
 }
 
 func mcpShape(s MCPServer) string {
-	if s.Type == "http" {
-		return "http " + s.URL
+	if s.Type == yep.MCPHTTP {
+		return yep.MCPHTTP + " " + s.URL
 	}
-	return "stdio " + commandLine(s.Command, s.Args)
-}
-
-func diffEnv(old, next map[string]string, what string, wide, narrow func(string, ...any)) {
-	for _, k := range slices.Sorted(maps.Keys(next)) {
-		if v, had := old[k]; !had {
-			wide("%s env %s added", what, k)
-		} else if v != next[k] {
-			wide("%s env %s changed", what, k)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(old)) {
-		if _, has := next[k]; !has {
-			narrow("%s env %s removed", what, k)
-		}
-	}
+	return yep.MCPStdio + " " + commandLine(s.Command, s.Args)
 }
 
 // jsonEqual compares two JSON values ignoring whitespace differences.

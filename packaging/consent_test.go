@@ -176,3 +176,132 @@ func TestDiffToolTimeout(t *testing.T) {
 		t.Errorf("fresh install = %q, want the tool's timeout named", fresh.Widening)
 	}
 }
+
+// diffBase is a manifest with something in every section Diff compares.
+func diffBase() *Manifest {
+	return &Manifest{Name: "demo", Version: "1.0.0", Description: "d", Yolop: &Facet{
+		ProtocolVersion:  "1.0",
+		CapabilityServer: &ServerCommand{Command: "srv", Args: []string{"-v"}, Env: map[string]string{"A": "1", "B": "2"}},
+		Tools: []Tool{
+			{Name: "a", Description: "does a", InputSchema: json.RawMessage(`{"type":"object"}`), Approval: "ask", Risk: "low", Narration: "n"},
+			{Name: "b", NeverDefer: true, Streaming: true},
+		},
+		Hooks:      []Hook{{Event: "pre_tool_use", Matcher: "a", TimeoutMS: 100}, {Event: "post_tool_use", Matcher: "b"}},
+		MCPServers: []MCPServer{{Name: "m", Type: "stdio", Command: "mcp", Env: map[string]string{"K": "v"}}, {Name: "w", Type: "http", URL: "https://a"}},
+		Prompt:     &Prompt{Text: "short", Dynamic: true, MaxBytes: 100},
+		Commands:   []Command{{Name: "go"}, {Name: "stop"}},
+		Skills:     true,
+		Status:     true,
+		ConfigSchema: json.RawMessage(`{"type":"object","properties":{
+			"plain":{"type":"string"},
+			"tok":{"type":"string","secret":true}}}`),
+		Artifacts: map[string]Artifact{"x86_64-unknown-linux-gnu": {URL: "a", SHA256: "1"}, "aarch64-apple-darwin": {URL: "b", SHA256: "2"}},
+	}}
+}
+
+// TestDiffEverySection pins each section of the contribution diff: what
+// widens, narrows or is only noted, and in what order.
+func TestDiffEverySection(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		edit      func(old, next *Manifest)
+		want      Change
+		freshOnly bool
+	}{
+		{name: "identity", edit: func(_, n *Manifest) {
+			n.Name, n.Version, n.Description, n.Yolop.ProtocolVersion = "demo2", "1.1.0", "e", "1.1"
+		}, want: Change{Notes: []string{"name demo → demo2", "version 1.0.0 → 1.1.0", "description changed", "protocol_version 1.0 → 1.1"}}},
+		{name: "server removed", edit: func(_, n *Manifest) { n.Yolop.CapabilityServer = nil },
+			want: Change{Narrowing: []string{"no capability server any more"}}},
+		{name: "server added", edit: func(o, _ *Manifest) { o.Yolop.CapabilityServer = nil },
+			want: Change{Widening: []string{`server command "srv" "-v"`, "server env A, B"}}},
+		{name: "server args and env", edit: func(_, n *Manifest) {
+			n.Yolop.CapabilityServer = &ServerCommand{Command: "srv", Args: []string{"-v", "-x"}, Env: map[string]string{"B": "3", "C": "4"}}
+		}, want: Change{
+			Widening:  []string{`server command changed: "srv" "-v" → "srv" "-v" "-x"`, "server env B changed", "server env C added"},
+			Narrowing: []string{"server env A removed"},
+		}},
+		{name: "tool policy", edit: func(_, n *Manifest) {
+			a := &n.Yolop.Tools[0]
+			a.InputSchema = json.RawMessage(`{ "type": "object" }`) // only whitespace: no change
+			a.NeverDefer, a.Streaming, a.Approval, a.Risk, a.Narration = true, true, "auto", "high", "m"
+		}, want: Change{Widening: []string{"tool a: now never_defer", "tool a: now streaming", `tool a: approval hint "ask" → "auto"`, `tool a: risk hint "low" → "high"`, "tool a: narration changed"}}},
+		{name: "tools added and removed", edit: func(_, n *Manifest) {
+			a := n.Yolop.Tools[0]
+			a.InputSchema = json.RawMessage(`{"type":"string"}`)
+			n.Yolop.Tools = []Tool{a, {Name: "c", NeverDefer: true, TimeoutMS: 60_000}}
+		}, want: Change{
+			Widening:  []string{"tool a: input schema changed", "new tool c (never_defer, timeout 1m0s)"},
+			Narrowing: []string{"tool b removed"},
+		}},
+		{name: "tool policy dropped", edit: func(_, n *Manifest) {
+			n.Yolop.Tools[1].NeverDefer, n.Yolop.Tools[1].Streaming = false, false
+		}, want: Change{Narrowing: []string{"tool b: no longer never_defer", "tool b: no longer streaming"}}},
+		{name: "hooks", edit: func(_, n *Manifest) {
+			n.Yolop.Hooks = []Hook{{Event: "pre_tool_use", Matcher: "a", TimeoutMS: 200, OnError: "block"}, {Event: "pre_tool_use", Matcher: "c"}, {Event: "post_tool_use", Matcher: "*"}}
+		}, want: Change{
+			Widening: []string{`hook pre_tool_use "a": on_error warn → block`, `hook pre_tool_use "a": timeout_ms 100 → 200`,
+				`new hook pre_tool_use "c"`, `new hook post_tool_use "*" — MATCHES EVERY TOOL CALL`},
+			Narrowing: []string{`hook post_tool_use "b" removed`},
+		}},
+		{name: "MCP servers", edit: func(_, n *Manifest) {
+			n.Yolop.MCPServers = []MCPServer{{Name: "m", Type: "stdio", Command: "mcp", Env: map[string]string{"J": "x"}}, {Name: "n", Type: "http", URL: "https://n"}}
+		}, want: Change{
+			Widening:  []string{"MCP server m env J added", "new MCP server n (http https://n)"},
+			Narrowing: []string{"MCP server m env K removed", "MCP server w removed"},
+		}},
+		{name: "prompt removed", edit: func(_, n *Manifest) { n.Yolop.Prompt = nil },
+			want: Change{Narrowing: []string{"prompt removed"}}},
+		{name: "prompt narrowed", edit: func(_, n *Manifest) { n.Yolop.Prompt = &Prompt{Text: "short", MaxBytes: 50} },
+			want: Change{Narrowing: []string{"prompt is no longer dynamic", "prompt max_bytes 100 bytes → 50 bytes"}}},
+		{name: "prompt widened", edit: func(_, n *Manifest) { n.Yolop.Prompt = &Prompt{Text: "other", Dynamic: true} },
+			want: Change{Widening: []string{"prompt text changed (5 → 5 bytes)", "prompt max_bytes 100 bytes → host default"}}},
+		{name: "prompt added", edit: func(o, n *Manifest) { o.Yolop.Prompt, n.Yolop.Prompt = nil, &Prompt{Text: "static"} },
+			want: Change{Widening: []string{"new prompt text (6 bytes)"}}},
+		{name: "commands", edit: func(_, n *Manifest) { n.Yolop.Commands = []Command{{Name: "go"}, {Name: "run"}} },
+			want: Change{Widening: []string{"new command demo:run"}, Narrowing: []string{"command stop removed"}}},
+		{name: "opt-ins", edit: func(_, n *Manifest) {
+			n.Yolop.Skills, n.Yolop.Status, n.Yolop.UIAsk, n.Yolop.Trace = false, false, true, true
+		}, want: Change{Widening: []string{"new opt-in ui_ask", "new opt-in trace"}, Narrowing: []string{"opt-in skills dropped", "opt-in status dropped"}}},
+		{name: "config fields", edit: func(_, n *Manifest) {
+			n.Yolop.ConfigSchema = json.RawMessage(`{"type":"object","properties":{
+				"tok":{"type":"string"},
+				"key":{"type":"string","secret":true,"env":"KEY"},
+				"mode":{"type":"string"}}}`)
+		}, want: Change{
+			Widening: []string{"config field tok: now plain", "new config field key (secret, env KEY)"},
+			Notes:    []string{"new config field mode", "config field plain removed"},
+		}},
+		{name: "config schema without fields", edit: func(o, n *Manifest) {
+			o.Yolop.ConfigSchema = json.RawMessage(`{"type":"object"}`)
+			n.Yolop.ConfigSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
+		}, want: Change{Notes: []string{"config schema changed"}}},
+		{name: "artifacts", edit: func(_, n *Manifest) {
+			n.Yolop.Artifacts = map[string]Artifact{"x86_64-unknown-linux-gnu": {URL: "a", SHA256: "3"}, "x86_64-pc-windows-msvc": {URL: "c", SHA256: "4"}}
+		}, want: Change{
+			Widening:  []string{"new prebuilt binary for x86_64-pc-windows-msvc", "prebuilt binary for x86_64-unknown-linux-gnu changed"},
+			Narrowing: []string{"prebuilt binary for aarch64-apple-darwin removed"},
+		}},
+		{name: "fresh install", freshOnly: true, want: Change{
+			Widening: []string{"new extension demo", `server command "srv" "-v"`, "server env A, B",
+				"new tool a", "new tool b (never_defer)", `new hook pre_tool_use "a"`, `new hook post_tool_use "b"`,
+				`new MCP server m (stdio "mcp")`, "new MCP server w (http https://a)",
+				"new dynamic prompt (5 bytes static, max 100 bytes per turn)", "new command demo:go", "new command demo:stop",
+				"new opt-in skills", "new opt-in status", "new config field tok (secret)",
+				"new prebuilt binary for aarch64-apple-darwin", "new prebuilt binary for x86_64-unknown-linux-gnu"},
+			Notes: []string{"new config field plain"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, next := diffBase(), diffBase()
+			if tc.freshOnly {
+				old = nil
+			} else {
+				tc.edit(old, next)
+			}
+			if d := cmp.Diff(tc.want, Diff(old, next)); d != "" {
+				t.Errorf("Diff (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"yolop.dev/core/yep"
 )
 
 // DefaultMaxManifestBytes is the size cap [Load] applies to a manifest and to
@@ -24,7 +26,9 @@ const DefaultMaxManifestBytes = 1 << 20
 
 // MaxNeverDefer is the number of never_defer tools the host loads eagerly per
 // extension (spec D6); more are accepted with a warning and deferred.
-const MaxNeverDefer = 8
+//
+// Deprecated: use [yep.MaxNeverDefer], which this is.
+const MaxNeverDefer = yep.MaxNeverDefer
 
 // A Manifest is a package's plugin.json (or Cargo.toml metadata): its
 // identity plus, in Yolop, everything the capability server may contribute.
@@ -44,14 +48,15 @@ type Manifest struct {
 	// File is the manifest file that was read: Dir/plugin.json or
 	// Dir/Cargo.toml.
 	File string `json:"-"`
-	// Warnings lists non-fatal findings (e.g. more than MaxNeverDefer
+	// Warnings lists non-fatal findings (e.g. more than yep.MaxNeverDefer
 	// never_defer tools) for the CLI to show.
 	Warnings []string `json:"-"`
 }
 
 // A Facet is the `yolop` block of a manifest.
 type Facet struct {
-	// ProtocolVersion is "MAJOR.MINOR"; only major 1 is accepted.
+	// ProtocolVersion is "MAJOR.MINOR"; only major yep.ProtocolMajor is
+	// accepted.
 	ProtocolVersion string `json:"protocol_version"`
 	// CapabilityServer is the process to spawn; nil when the package only
 	// contributes static parts (a static prompt, MCP servers, skills).
@@ -108,27 +113,32 @@ type Tool struct {
 }
 
 // Hook events.
+//
+// Deprecated: use [yep.HookPreToolUse] and [yep.HookPostToolUse], which
+// these are.
 const (
-	EventPreToolUse  = "pre_tool_use"
-	EventPostToolUse = "post_tool_use"
+	EventPreToolUse  = yep.HookPreToolUse
+	EventPostToolUse = yep.HookPostToolUse
 )
 
 // A Hook is one hook subscription.
 type Hook struct {
-	// Event is pre_tool_use or post_tool_use.
+	// Event is one of yep.HookEvents: pre_tool_use or post_tool_use.
 	Event string `json:"event"`
 	// Matcher is a tool-name glob (path.Match syntax); "*" matches all.
 	Matcher string `json:"matcher"`
 	// TimeoutMS bounds one firing; 0 means the host default.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
-	// OnError is warn (the default when empty) or block.
+	// OnError is one of yep.HookOnErrors: warn (the default when empty)
+	// or block.
 	OnError string `json:"on_error,omitempty"`
 }
 
 // An MCPServer is an MCP server the package contributes.
 type MCPServer struct {
 	Name string `json:"name"`
-	// Type is the transport: stdio (Command, Args, Env) or http (URL).
+	// Type is one of yep.MCPTransports: stdio (Command, Args, Env) or
+	// http (URL).
 	Type    string            `json:"type"`
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"yolop.dev/core/yep"
 )
 
 func TestSchemaCopyIsIdentical(t *testing.T) {
@@ -492,6 +494,46 @@ func TestServerBinary(t *testing.T) {
 		name, ok := tc.m.ServerBinary()
 		if name != tc.name || ok != tc.ok {
 			t.Errorf("%s: ServerBinary() = %q, %v; want %q, %v", tc.what, name, ok, tc.name, tc.ok)
+		}
+	}
+}
+
+// TestSchemaVocabulariesAreYEPs: the closed vocabularies and limits the
+// manifest schema spells out as JSON literals are those of core/yep and of
+// this package, so the schema cannot drift from the code that applies it.
+func TestSchemaVocabulariesAreYEPs(t *testing.T) {
+	var schema struct {
+		Defs map[string]struct {
+			Properties map[string]struct {
+				Enum    []string `json:"enum"`
+				Maximum int      `json:"maximum"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(SchemaJSON(), &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		def, prop string
+		want      []string
+	}{
+		{"hook", "event", yep.HookEvents},
+		{"hook", "on_error", yep.HookOnErrors},
+		{"mcpServer", "type", yep.MCPTransports},
+	} {
+		if d := cmp.Diff(tc.want, schema.Defs[tc.def].Properties[tc.prop].Enum); d != "" {
+			t.Errorf("$defs.%s.%s.enum (-core/yep +schema):\n%s", tc.def, tc.prop, d)
+		}
+	}
+	for _, tc := range []struct {
+		def, prop string
+		want      int
+	}{
+		{"hook", "timeout_ms", MaxHookTimeoutMS},
+		{"tool", "timeout_ms", MaxToolTimeoutMS},
+	} {
+		if got := schema.Defs[tc.def].Properties[tc.prop].Maximum; got != tc.want {
+			t.Errorf("$defs.%s.%s.maximum = %d, want %d", tc.def, tc.prop, got, tc.want)
 		}
 	}
 }

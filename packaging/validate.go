@@ -16,11 +16,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"yolop.dev/core/yep"
 )
 
 //go:embed plugin.schema.json
@@ -62,8 +65,9 @@ var (
 	protoRE   = regexp.MustCompile(`^([0-9]+)\.([0-9]+)$`)
 )
 
-// SupportedProtocolMajor is the YEP major this host speaks.
-const SupportedProtocolMajor = 1
+// SupportedProtocolMajor is the YEP major this host speaks: a manifest
+// declaring another is refused. It is [yep.ProtocolMajor].
+const SupportedProtocolMajor = yep.ProtocolMajor
 
 // MaxHookTimeoutMS is the largest accepted hooks[].timeout_ms.
 const MaxHookTimeoutMS = 60000
@@ -72,9 +76,9 @@ const MaxHookTimeoutMS = 60000
 const MaxToolTimeoutMS = 24 * 60 * 60 * 1000
 
 // DefaultToolTimeoutMS is the limit the host applies to a call of a tool
-// without timeout_ms when the session sets none (host.DefaultToolTimeout:
-// 10 minutes). The consent diff measures a changed timeout against it.
-const DefaultToolTimeoutMS = 10 * 60 * 1000
+// without timeout_ms when the session sets none, [yep.DefaultToolTimeout]
+// in milliseconds. The consent diff measures a changed timeout against it.
+const DefaultToolTimeoutMS = int(yep.DefaultToolTimeout / time.Millisecond)
 
 // parseManifest validates doc (plugin.json bytes) against the schema and the
 // semantic rules. prefix is prepended to field paths ("package.metadata."
@@ -257,8 +261,8 @@ func (c *checker) check() {
 			c.errf(nil, fmt.Sprintf("yolop.tools[%d].timeout_ms", i), "%d is outside 1..%d (absent means the host default)", t.TimeoutMS, MaxToolTimeoutMS)
 		}
 	}
-	if never > MaxNeverDefer {
-		c.m.Warnings = append(c.m.Warnings, fmt.Sprintf("%d tools are never_defer; the host loads at most %d eagerly and defers the rest behind tool_search", never, MaxNeverDefer))
+	if never > yep.MaxNeverDefer {
+		c.m.Warnings = append(c.m.Warnings, fmt.Sprintf("%d tools are never_defer; the host loads at most %d eagerly and defers the rest behind tool_search", never, yep.MaxNeverDefer))
 	}
 	if len(f.Tools) > 0 {
 		needsServer = append(needsServer, "tools")
@@ -267,11 +271,11 @@ func (c *checker) check() {
 	hooks := map[string]int{}
 	for i, h := range f.Hooks {
 		base := fmt.Sprintf("yolop.hooks[%d]", i)
-		if h.Event != EventPreToolUse && h.Event != EventPostToolUse {
-			c.errf(nil, base+".event", "unknown hook event %q (want %s or %s)", h.Event, EventPreToolUse, EventPostToolUse)
+		if !slices.Contains(yep.HookEvents, h.Event) {
+			c.errf(nil, base+".event", "unknown hook event %q (want %s)", h.Event, strings.Join(yep.HookEvents, " or "))
 		}
-		if h.OnError != "" && h.OnError != "warn" && h.OnError != "block" {
-			c.errf(nil, base+".on_error", "%q is not warn or block", h.OnError)
+		if h.OnError != "" && !slices.Contains(yep.HookOnErrors, h.OnError) {
+			c.errf(nil, base+".on_error", "%q is not %s", h.OnError, strings.Join(yep.HookOnErrors, " or "))
 		}
 		if h.TimeoutMS < 0 || h.TimeoutMS > MaxHookTimeoutMS {
 			c.errf(nil, base+".timeout_ms", "%d is outside 1..%d (0 or absent means the host default)", h.TimeoutMS, MaxHookTimeoutMS)
@@ -302,12 +306,12 @@ func (c *checker) check() {
 			mcp[s.Name] = i
 		}
 		switch s.Type {
-		case "stdio":
+		case yep.MCPStdio:
 			c.checkCommand(base+".command", s.Command, false)
 			c.checkArgs(base+".args", s.Args)
-		case "http":
+		case yep.MCPHTTP:
 		default:
-			c.errf(nil, base+".type", "%q is not stdio or http", s.Type)
+			c.errf(nil, base+".type", "%q is not %s", s.Type, strings.Join(yep.MCPTransports, " or "))
 		}
 	}
 
@@ -349,7 +353,7 @@ func (c *checker) check() {
 	for _, o := range []struct {
 		on   bool
 		name string
-	}{{f.Status, "status"}, {f.UIAsk, "ui_ask"}, {f.Trace, "trace"}} {
+	}{{f.Status, yep.CapStatus}, {f.UIAsk, yep.CapUIAsk}, {f.Trace, yep.CapTrace}} {
 		if o.on {
 			needsServer = append(needsServer, o.name)
 		}
@@ -379,8 +383,8 @@ func (c *checker) checkProtocol(v string) {
 		c.errf(nil, "yolop.protocol_version", "%q is not MAJOR.MINOR", v)
 		return
 	}
-	if mm[1] != strconv.Itoa(SupportedProtocolMajor) {
-		c.errf(ErrUnsupportedProtocol, "yolop.protocol_version", "%q has major %s, but this yolop speaks protocol major %d; install a version of the extension built for protocol %d.x or upgrade yolop", v, mm[1], SupportedProtocolMajor, SupportedProtocolMajor)
+	if mm[1] != strconv.Itoa(yep.ProtocolMajor) {
+		c.errf(ErrUnsupportedProtocol, "yolop.protocol_version", "%q has major %s, but this yolop speaks protocol major %d; install a version of the extension built for protocol %d.x or upgrade yolop", v, mm[1], yep.ProtocolMajor, yep.ProtocolMajor)
 	}
 }
 

@@ -285,7 +285,27 @@ func (r *repl) dispatch(ctx context.Context, line string, interrupts chan os.Sig
 }
 
 func (r *repl) fail(err error) {
-	r.event("error", map[string]any{"message": err.Error()}, "error: "+err.Error())
+	msg := err.Error()
+	if hint := replHint(err); hint != "" {
+		msg += "; " + hint
+	}
+	r.event("error", map[string]any{"message": msg}, "error: "+msg)
+}
+
+// replHint is the REPL command that helps after err: the runtime's
+// messages name no front-end command, so the front-end adds its own.
+func replHint(err error) string {
+	switch {
+	case errors.Is(err, host.ErrNoSuchTool):
+		return "/tools lists them"
+	case errors.Is(err, host.ErrNoSuchCommand):
+		return "/commands lists them"
+	case errors.Is(err, host.ErrNoSuchExtension):
+		return "/status lists the extensions"
+	case errors.Is(err, host.ErrExtensionDegraded):
+		return "/reload <extension> starts it again once it is fixed"
+	}
+	return ""
 }
 
 func (r *repl) tools() {

@@ -77,7 +77,7 @@ func TestSessionScriptedWithExtDir(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"one\n", "reloaded echo", "two\n", "disabled echo; it leaves at the next turn",
-		`error: no tool "echo" in this session`, "enabled echo; it is live from the next turn", "four\n", "echo         ready"} {
+		`error: no tool "echo" in this session; /tools lists them`, "enabled echo; it is live from the next turn", "four\n", "echo         ready"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -163,4 +163,16 @@ func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("session exited with %v", err)
 	}
+}
+
+// The runtime's errors name no REPL command; the REPL adds the one that
+// helps, matched by the runtime's sentinel errors.
+func TestREPLHintsFollowTheSentinels(t *testing.T) {
+	pkg := echoPackage(t)
+	script := "/call nosuch {}\n/echo:nosuch\n/reload ghost\n/quit\n"
+	out, errOut, code := cli(t, script, "session", "--ext", pkg, "--no-enabled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	mustContain(t, "session", out, `no tool "nosuch" in this session; /tools lists them`, "/commands lists them", "/status lists the extensions")
 }

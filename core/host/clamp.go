@@ -220,27 +220,27 @@ func checkMatcher(m string) string {
 func mcpMismatch(a MCPServerGrant, m yep.MCPServerDecl) string {
 	typ := m.Type
 	if typ == "" {
-		typ = "stdio"
+		typ = yep.MCPStdio
 		if m.URL != "" {
-			typ = "http"
+			typ = yep.MCPHTTP
 		}
 	}
 	at := a.Type
 	if at == "" {
-		at = "stdio"
+		at = yep.MCPStdio
 	}
 	if typ != at {
 		return fmt.Sprintf("transport changed from approved %s to %s", at, typ)
 	}
 	switch typ {
-	case "stdio":
+	case yep.MCPStdio:
 		if m.URL != "" {
 			return "a stdio server cannot carry a URL"
 		}
 		if m.Command != a.Command || !slices.Equal(m.Args, a.Args) {
 			return fmt.Sprintf("command %q %v differs from the approved %q %v", m.Command, m.Args, a.Command, a.Args)
 		}
-	case "http":
+	case yep.MCPHTTP:
 		if m.Command != "" {
 			return "an http server cannot carry a command"
 		}

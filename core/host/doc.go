@@ -18,4 +18,10 @@
 // The security boundary is the clamp: the handshake may only narrow what
 // the user approved in the manifest; anything wider is refused, logged and
 // reported by [Extension.Refusals].
+//
+// Errors name the extension and the tool or command they concern, and
+// match a sentinel with errors.Is ([ErrNoSuchTool], [ErrToolNotApproved],
+// [ErrExtensionDegraded] and the others in errors.go). Their text never
+// names a front-end's commands: a front-end that wants to tell the user
+// what to type next matches the sentinel and adds its own hint.
 package host

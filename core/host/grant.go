@@ -63,7 +63,8 @@ type HookGrant struct {
 	Event     string
 	Matcher   string
 	TimeoutMS int
-	// OnError is "warn" or "block"; empty means "warn".
+	// OnError is yep.HookOnErrorWarn or yep.HookOnErrorBlock; empty means
+	// warn.
 	OnError string
 }
 
@@ -72,7 +73,7 @@ type HookGrant struct {
 // servers the extension hosts on a port it picks at start.
 type MCPServerGrant struct {
 	Name    string
-	Type    string // "stdio" or "http"
+	Type    string // yep.MCPStdio or yep.MCPHTTP
 	Command string
 	Args    []string
 	URL     string

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,8 +21,10 @@ import (
 
 	"yolop.dev/core"
 	"yolop.dev/core/internal/leakcheck"
+	"yolop.dev/core/internal/testdeadline"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/sdk"
+	"yolop.dev/core/transporttest"
 	"yolop.dev/core/yep"
 )
 
@@ -78,12 +80,19 @@ func newTestSession(t *testing.T, opts SessionOptions) *Session {
 	if opts.Extension.MinBackoff == 0 {
 		opts.Extension.MinBackoff = 10 * time.Millisecond
 	}
+	// The production defaults (a 10s handshake, 5s per hook, 1s per
+	// prompt) are short enough for a loaded machine to stretch a real
+	// process past them. Tests of those timeouts run on a fake clock
+	// (synctest and the in-memory transport); here they are bounded by the
+	// test binary's deadline, not by how busy the machine is.
 	if opts.Extension.HandshakeTimeout == 0 {
-		// The production default (10s) covers the interpreter's start, which
-		// a loaded machine can stretch past it. Tests of the handshake
-		// timeout set their own; the rest are bounded by the test binary's
-		// deadline, not by how busy the machine is.
 		opts.Extension.HandshakeTimeout = untilDeadline(t)
+	}
+	if opts.Extension.HookTimeout == 0 {
+		opts.Extension.HookTimeout = untilDeadline(t)
+	}
+	if opts.Extension.PromptTimeout == 0 {
+		opts.Extension.PromptTimeout = untilDeadline(t)
 	}
 	s := NewSession(opts)
 	t.Cleanup(s.Close)
@@ -92,13 +101,7 @@ func newTestSession(t *testing.T, opts SessionOptions) *Session {
 
 // untilDeadline is the time left before the test binary's -timeout, less
 // a margin to report a failure in, or an hour without a deadline.
-func untilDeadline(t *testing.T) time.Duration {
-	d, ok := t.Deadline()
-	if !ok {
-		return time.Hour
-	}
-	return max(time.Until(d)-30*time.Second, time.Second)
-}
+func untilDeadline(t *testing.T) time.Duration { return testdeadline.Left(t) }
 
 func pidAlive(pid int) bool {
 	if pid == 0 {
@@ -167,7 +170,8 @@ func TestPerCallTimeout(t *testing.T) {
 }
 
 func TestCrashFailsPendingAndRespawns(t *testing.T) {
-	s := newTestSession(t, SessionOptions{Grants: []Grant{pyGrant(t, "py", nil, "slow", "crash", "echo")}})
+	logs := newLogWaiter()
+	s := newTestSession(t, SessionOptions{Logger: logs.logger(), Grants: []Grant{pyGrant(t, "py", nil, "slow", "crash", "echo")}})
 	e, _ := s.Extension("py")
 	if err := e.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -180,7 +184,7 @@ func TestCrashFailsPendingAndRespawns(t *testing.T) {
 			slowErr <- err
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	logs.waitFor("py: slow started", 3) // all three are pending
 	_, err := s.CallTool(context.Background(), "crash", "c", nil, nil)
 	for _, err := range []error{err, <-slowErr, <-slowErr, <-slowErr} {
 		if err == nil || !strings.Contains(err.Error(), `extension "py" exited (exit status 3)`) || !strings.Contains(err.Error(), "panic: something broke") {
@@ -200,7 +204,8 @@ func TestCrashFailsPendingAndRespawns(t *testing.T) {
 }
 
 func TestKill9MidCall(t *testing.T) {
-	s := newTestSession(t, SessionOptions{Grants: []Grant{pyGrant(t, "py", nil, "slow", "echo")}})
+	logs := newLogWaiter()
+	s := newTestSession(t, SessionOptions{Logger: logs.logger(), Grants: []Grant{pyGrant(t, "py", nil, "slow", "echo")}})
 	e, _ := s.Extension("py")
 	if err := e.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -210,15 +215,11 @@ func TestKill9MidCall(t *testing.T) {
 		_, err := s.CallTool(context.Background(), "slow", "s", nil, nil)
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	logs.waitFor("py: slow started", 1)
 	syscall.Kill(e.PID(), syscall.SIGKILL)
-	select {
-	case err := <-errc:
-		if !errors.Is(err, jsonrpc.ErrClosed) || !strings.Contains(err.Error(), "signal killed") {
-			t.Fatalf("err = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the pending call hung after kill -9")
+	// A call that hung would end with the test binary's timeout.
+	if err := <-errc; !errors.Is(err, jsonrpc.ErrClosed) || !strings.Contains(err.Error(), "signal killed") {
+		t.Fatalf("err = %v", err)
 	}
 }
 
@@ -234,7 +235,7 @@ func TestRepeatedCrashesDegrade(t *testing.T) {
 	}
 	e, _ := s.Extension("py")
 	// The watcher records the crash asynchronously.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(untilDeadline(t))
 	for {
 		if st, _ := e.State(); st == StateDegraded {
 			break
@@ -274,15 +275,13 @@ func TestHangingHandshakeDegradesWithoutHoldingUpOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hang := Grant{Name: "wedged", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "echo"}}, Prompt: &PromptGrant{Text: "x"}}
 		ok := Grant{Name: "fine", ProtocolVersion: "1.0", Prompt: &PromptGrant{Text: "fine prompt"}}
-		s := NewSession(SessionOptions{
-			Transport: pipeTransport{servers: map[string]func(context.Context, io.Reader, io.Writer) error{
-				"wedged": wedgedServer,
-				"fine":   sdkServer(func(s *sdk.Server) { s.Prompt("fine prompt") }),
-			}},
+		s := newMemSession(t, SessionOptions{
 			Grants:    []Grant{hang, ok},
 			Extension: ExtensionOptions{HandshakeTimeout: 2 * time.Second},
+		}, map[string]transporttest.Server{
+			"wedged": transporttest.Unresponsive,
+			"fine":   sdkServer(func(s *sdk.Server) { s.Prompt("fine prompt") }),
 		})
-		defer s.Close()
 		start := time.Now()
 		errc := make(chan error, 1)
 		go func() { errc <- s.Start(context.Background()) }()
@@ -502,9 +501,109 @@ func hookGrant(t *testing.T, name string, hooks ...HookGrant) Grant {
 	return g
 }
 
+// hookServer is a raw server with one tool, echo, and the hook decisions
+// of testdata/server.py, chosen by the words in the arguments: forbidden
+// blocks, mutate mutates (the arguments before the call, the result
+// after), hang never answers, deny answers an unknown decision.
+func hookServer() transporttest.Server {
+	return rawServer(func(ctx context.Context, req *jsonrpc.Request, _ func(error)) (any, error) {
+		switch req.Method {
+		case yep.MethodInitialize:
+			return yep.InitializeResult{ProtocolVersion: "1.0", Capabilities: yep.Capabilities{yep.CapTools, yep.CapHooks}}, nil
+		case yep.MethodToolCall:
+			var p yep.ToolCallParams
+			var args struct{ Text string }
+			_ = json.Unmarshal(req.Params, &p)
+			_ = json.Unmarshal(p.Args, &args)
+			return yep.ToolResult{Output: args.Text}, nil
+		case yep.MethodHookFire:
+			var p yep.HookFireParams
+			var payload yep.HookPayload
+			_ = json.Unmarshal(req.Params, &p)
+			_ = json.Unmarshal(p.Payload, &payload)
+			text := string(payload.Args)
+			switch {
+			case p.Event == yep.HookPostToolUse && strings.Contains(text, "mutate"):
+				return yep.HookFireResult{Decision: yep.DecisionMutate, Result: &yep.ToolResult{Output: "mutated result"}}, nil
+			case p.Event == yep.HookPostToolUse:
+				return yep.HookFireResult{Decision: yep.DecisionAllow}, nil
+			case strings.Contains(text, "hang"):
+				<-ctx.Done()
+				return nil, ctx.Err()
+			case strings.Contains(text, "deny"):
+				return yep.HookFireResult{Decision: "deny"}, nil
+			case strings.Contains(text, "forbidden"):
+				return yep.HookFireResult{Decision: yep.DecisionBlock, Reason: "forbidden word"}, nil
+			case strings.Contains(text, "mutate"):
+				return yep.HookFireResult{Decision: yep.DecisionMutate, Args: json.RawMessage(`{"text":"mutated args"}`)}, nil
+			}
+			return yep.HookFireResult{Decision: yep.DecisionAllow}, nil
+		}
+		return nil, nil
+	})
+}
+
+// TestHooks runs, on a fake clock, a blocking pre_tool_use hook with a
+// 300 ms timeout and a post_tool_use hook: allow, block, mutate on both
+// sides, a hook that never answers (the call fails closed exactly when
+// the timeout expires) and an unknown decision (a hook error, so it fails
+// closed too).
 func TestHooks(t *testing.T) {
+	leakcheck.Check(t)
+	synctest.Test(t, func(t *testing.T) {
+		g := Grant{Name: "guard", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "echo"}}, Hooks: []HookGrant{
+			{Event: yep.HookPreToolUse, Matcher: "*", TimeoutMS: 300, OnError: "block"},
+			{Event: yep.HookPostToolUse, Matcher: "ech?"},
+		}}
+		s := newMemSession(t, SessionOptions{Grants: []Grant{g}}, map[string]transporttest.Server{"guard": hookServer()})
+		ctx := context.Background()
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.CallTool(ctx, "echo", "1", json.RawMessage(`{"text":"plain"}`), nil)
+		if err != nil || res.Output != "plain" {
+			t.Fatalf("allowed call = %+v, %v", res, err)
+		}
+		_, err = s.CallTool(ctx, "echo", "2", json.RawMessage(`{"text":"forbidden"}`), nil)
+		var hb *HookBlockedError
+		if !errors.As(err, &hb) || hb.Reason != "forbidden word" {
+			t.Fatalf("blocked call = %v", err)
+		}
+		// mutate: pre replaces args ("mutated args"), then post, seeing them,
+		// replaces the result.
+		res, err = s.CallTool(ctx, "echo", "3", json.RawMessage(`{"text":"mutate me"}`), nil)
+		if err != nil || res.Output != "mutated result" {
+			t.Fatalf("mutated call = %+v, %v", res, err)
+		}
+		// A hook that times out with on_error: block fails closed, when its
+		// timeout expires.
+		start := time.Now()
+		_, err = s.CallTool(ctx, "echo", "4", json.RawMessage(`{"text":"hang"}`), nil)
+		if !errors.As(err, &hb) || hb.Reason != `hook failed and its on_error is block: hook pre_tool_use of extension "guard" timed out after 300ms` {
+			t.Fatalf("timed-out blocking hook = %v, want blocked", err)
+		}
+		if d := time.Since(start); d != 300*time.Millisecond {
+			t.Errorf("the timed-out hook held the call for %s, want its timeout, 300ms", d)
+		}
+		// An unknown decision is an error, so on_error: block fails closed.
+		_, err = s.CallTool(ctx, "echo", "5", json.RawMessage(`{"text":"deny"}`), nil)
+		if !errors.As(err, &hb) || !strings.Contains(hb.Reason, `unknown decision "deny"`) {
+			t.Fatalf("unknown decision = %v, want blocked", err)
+		}
+		e, _ := s.Extension("guard")
+		want := map[string]int64{"allow": 2, "block": 1, "mutate": 2, "error": 2}
+		if got := e.Stats().HookDecisions; !maps.Equal(got, want) {
+			t.Fatalf("hook decisions = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestHooksOfARealServer runs the same decisions through the Python
+// server, a real process. Its hooks have no short timeout, so however
+// long the interpreter takes, the outcome is the same.
+func TestHooksOfARealServer(t *testing.T) {
 	g := hookGrant(t, "guard",
-		HookGrant{Event: "pre_tool_use", Matcher: "*", TimeoutMS: 300, OnError: "block"},
+		HookGrant{Event: "pre_tool_use", Matcher: "*", OnError: "block"},
 		HookGrant{Event: "post_tool_use", Matcher: "ech?"})
 	s := newTestSession(t, SessionOptions{Grants: []Grant{g}})
 	if err := s.Start(context.Background()); err != nil {
@@ -519,25 +618,16 @@ func TestHooks(t *testing.T) {
 	if !errors.As(err, &hb) || hb.Reason != "forbidden word" {
 		t.Fatalf("blocked call = %v", err)
 	}
-	// mutate: pre replaces args ("mutated args"), then post, seeing them,
-	// replaces the result.
 	res, err = s.CallTool(context.Background(), "echo", "3", json.RawMessage(`{"text":"mutate me"}`), nil)
 	if err != nil || res.Output != "mutated result" {
 		t.Fatalf("mutated call = %+v, %v", res, err)
 	}
-	// A hook that times out with on_error: block fails closed.
-	_, err = s.CallTool(context.Background(), "echo", "4", json.RawMessage(`{"text":"hang"}`), nil)
-	if !errors.As(err, &hb) || !strings.Contains(hb.Reason, "timed out") {
-		t.Fatalf("timed-out blocking hook = %v, want blocked", err)
-	}
-	// An unknown decision is an error, so on_error: block fails closed.
 	_, err = s.CallTool(context.Background(), "echo", "5", json.RawMessage(`{"text":"deny"}`), nil)
 	if !errors.As(err, &hb) || !strings.Contains(hb.Reason, `unknown decision "deny"`) {
 		t.Fatalf("unknown decision = %v, want blocked", err)
 	}
 	e, _ := s.Extension("guard")
-	st := e.Stats()
-	if st.HookDecisions["block"] != 1 || st.HookDecisions["error"] != 2 || st.HookDecisions["mutate"] < 1 {
+	if st := e.Stats(); st.HookDecisions["block"] != 1 || st.HookDecisions["error"] != 1 || st.HookDecisions["mutate"] != 2 {
 		t.Fatalf("hook decisions = %v", st.HookDecisions)
 	}
 }
@@ -605,26 +695,11 @@ func (r recorder) FireHook(ctx context.Context, sub HookGrant, p yep.HookFirePar
 	return yep.HookFireResult{Decision: "allow"}, nil
 }
 
-func TestPromptStablePrefixAndDynamicFallback(t *testing.T) {
-	dyn := pyGrant(t, "dyn", map[string]any{"capabilities": []string{"prompt", "dynamic_prompt"}, "prompt_fail_after": 2})
-	dyn.Prompt = &PromptGrant{Text: "static fallback", Dynamic: true}
-	stat := pyGrant(t, "stat", nil)
-	stat.Prompt = &PromptGrant{Text: "always the same"}
-	s := newTestSession(t, SessionOptions{Grants: []Grant{dyn, stat}, Extension: ExtensionOptions{PromptTimeout: 300 * time.Millisecond}})
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	base := "You are yolop.\nStable instructions."
-	var prompts []string
-	for i := 0; i < 4; i++ {
-		s.BeginTurn(context.Background())
-		prompts = append(prompts, s.SystemPrompt(context.Background(), base))
-		// Asked at most once per turn: a second read reuses it.
-		if again := s.SystemPrompt(context.Background(), base); again != prompts[i] {
-			t.Fatalf("turn %d: prompt changed within a turn", i+1)
-		}
-		s.EndTurn()
-	}
+// checkPrompts checks the prompts of successive turns: the base and the
+// environment-context tag are a byte-stable prefix, the static
+// contribution is in each, and turn i holds dynamic[i].
+func checkPrompts(t *testing.T, base string, prompts, dynamic []string) {
+	t.Helper()
 	prefix := base + "\n\n<" + EnvironmentContextTag + ">"
 	for i, p := range prompts {
 		if !strings.HasPrefix(p, prefix) {
@@ -633,12 +708,81 @@ func TestPromptStablePrefixAndDynamicFallback(t *testing.T) {
 		if !strings.Contains(p, "always the same") {
 			t.Fatalf("turn %d: static contribution missing", i+1)
 		}
-	}
-	for i, want := range []string{"dynamic turn 1", "dynamic turn 2", "dynamic turn 2", "dynamic turn 2"} {
-		if !strings.Contains(prompts[i], want) {
-			t.Fatalf("turn %d prompt %q lacks %q (last-known-good fallback)", i+1, prompts[i], want)
+		if !strings.Contains(p, dynamic[i]) {
+			t.Fatalf("turn %d prompt %q lacks %q", i+1, p, dynamic[i])
 		}
 	}
+}
+
+// turnPrompts runs n turns and returns each turn's system prompt, checking
+// that a second read within a turn is the same.
+func turnPrompts(t *testing.T, s *Session, base string, n int) []string {
+	t.Helper()
+	var prompts []string
+	for i := range n {
+		s.BeginTurn(context.Background())
+		prompts = append(prompts, s.SystemPrompt(context.Background(), base))
+		if again := s.SystemPrompt(context.Background(), base); again != prompts[i] {
+			t.Fatalf("turn %d: prompt changed within a turn", i+1)
+		}
+		s.EndTurn()
+	}
+	return prompts
+}
+
+// TestPromptStablePrefixAndDynamicFallback runs, on a fake clock, a
+// dynamic prompt that answers twice and then never again beside a static
+// one: the prefix is byte-stable, the dynamic server is asked once per
+// turn, and a turn it does not answer within the 300 ms prompt timeout
+// falls back to the last good contribution, exactly when the timeout
+// expires.
+func TestPromptStablePrefixAndDynamicFallback(t *testing.T) {
+	leakcheck.Check(t)
+	synctest.Test(t, func(t *testing.T) {
+		var asked atomic.Int32
+		dynamic := sdkServer(func(s *sdk.Server) {
+			s.DynamicPrompt(func(ctx context.Context, p yep.PromptContributionParams) (string, error) {
+				if asked.Add(1) > 2 {
+					<-ctx.Done()
+					return "", ctx.Err()
+				}
+				return fmt.Sprintf("dynamic turn %d", p.Turn), nil
+			})
+		})
+		dyn := Grant{Name: "dyn", ProtocolVersion: "1.0", Prompt: &PromptGrant{Text: "static fallback", Dynamic: true}}
+		stat := Grant{Name: "stat", ProtocolVersion: "1.0", Prompt: &PromptGrant{Text: "always the same"}}
+		s := newMemSession(t, SessionOptions{Grants: []Grant{dyn, stat}, Extension: ExtensionOptions{PromptTimeout: 300 * time.Millisecond}},
+			map[string]transporttest.Server{"dyn": dynamic, "stat": sdkServer(func(s *sdk.Server) { s.Prompt("always the same") })})
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		base := "You are yolop.\nStable instructions."
+		start := time.Now()
+		prompts := turnPrompts(t, s, base, 4)
+		if d := time.Since(start); d != 2*300*time.Millisecond {
+			t.Errorf("four turns took %s, want two prompt timeouts, 600ms", d)
+		}
+		checkPrompts(t, base, prompts, []string{"dynamic turn 1", "dynamic turn 2", "dynamic turn 2", "dynamic turn 2"})
+		if n := asked.Load(); n != 4 {
+			t.Errorf("the dynamic prompt was asked %d times in 4 turns, want 4", n)
+		}
+	})
+}
+
+// TestPromptOfARealServer asks the Python server for a dynamic prompt
+// over two turns. Without a short prompt timeout, however long the
+// interpreter takes, the outcome is the same.
+func TestPromptOfARealServer(t *testing.T) {
+	dyn := pyGrant(t, "dyn", map[string]any{"capabilities": []string{"prompt", "dynamic_prompt"}})
+	dyn.Prompt = &PromptGrant{Text: "static fallback", Dynamic: true}
+	stat := pyGrant(t, "stat", nil)
+	stat.Prompt = &PromptGrant{Text: "always the same"}
+	s := newTestSession(t, SessionOptions{Grants: []Grant{dyn, stat}})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	base := "You are yolop.\nStable instructions."
+	checkPrompts(t, base, turnPrompts(t, s, base, 2), []string{"dynamic turn 1", "dynamic turn 2"})
 }
 
 func TestCommandsAreNamespaced(t *testing.T) {
@@ -762,7 +906,7 @@ func TestTraceForwardingAndDrops(t *testing.T) {
 	}
 	s.EndTurn()
 	want := []string{"turn.started", "tool.started", "tool.completed", "turn.completed"}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(untilDeadline(t))
 	for {
 		data, _ := os.ReadFile(traceFile)
 		var types []string
@@ -942,7 +1086,8 @@ func waitFile(t *testing.T, path, want string) {
 
 func TestCloseLeavesNoProcess(t *testing.T) {
 	var pids []int
-	s := newTestSession(t, SessionOptions{Grants: []Grant{pyGrant(t, "a", nil, "echo"), pyGrant(t, "b", nil, "slow")}})
+	logs := newLogWaiter()
+	s := newTestSession(t, SessionOptions{Logger: logs.logger(), Grants: []Grant{pyGrant(t, "a", nil, "echo"), pyGrant(t, "b", nil, "slow")}})
 	for _, name := range []string{"a", "b"} {
 		e, _ := s.Extension(name)
 		if err := e.Start(context.Background()); err != nil {
@@ -951,7 +1096,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		pids = append(pids, e.PID())
 	}
 	go s.CallTool(context.Background(), "slow", "s", nil, nil)
-	time.Sleep(50 * time.Millisecond)
+	logs.waitFor("b: slow started", 1) // closed with a call in flight
 	s.Close()
 	for _, pid := range pids {
 		if pidAlive(pid) {
@@ -1007,7 +1152,7 @@ func TestStdoutFloodDegradesTheExtension(t *testing.T) {
 	start := time.Now()
 	_, err := s.CallTool(context.Background(), "flood", "f", json.RawMessage(`{"n":20000}`), nil)
 	elapsed := time.Since(start)
-	const reason = `stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "garbage 99"; fix the server's stdout (only protocol JSON may go there), then /reload flooder`
+	const reason = `stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "garbage 99"; fix the server's stdout (only protocol JSON may go there), then reload the extension`
 	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != `flood: extension "flooder" `+reason {
 		t.Fatalf("flood call = %v, want ErrProtocolViolations reading %q", err, `flood: extension "flooder" `+reason)
 	}
@@ -1047,7 +1192,7 @@ func TestStdoutFloodDuringInitializeDegrades(t *testing.T) {
 		Extension: ExtensionOptions{ProtocolViolationWindow: time.Hour},
 	})
 	_, err := s.CallTool(context.Background(), "echo", "e", nil, nil)
-	const reason = `extension "noisy" stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "loading 99"; fix the server's stdout (only protocol JSON may go there), then /reload noisy`
+	const reason = `extension "noisy" stopped after 100 protocol violations within 1h0m0s; last: a line that is not JSON: "loading 99"; fix the server's stdout (only protocol JSON may go there), then reload the extension`
 	if !errors.Is(err, jsonrpc.ErrProtocolViolations) || err.Error() != reason {
 		t.Fatalf("err = %v, want %q", err, reason)
 	}

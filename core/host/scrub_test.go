@@ -61,12 +61,16 @@ func TestScrubCoversEveryPathOut(t *testing.T) {
 	status := st.last["py"]
 	st.mu.Unlock()
 	e, _ := s.Extension("py")
-	deadline := time.Now().Add(10 * time.Second)
+	// Traces are fire-and-forget: wait for the last one to be written.
+	deadline := time.Now().Add(untilDeadline(t))
 	var trace []byte
-	for time.Now().Before(deadline) {
+	for {
 		trace, _ = os.ReadFile(traceFile)
 		if strings.Contains(string(trace), "turn.completed") {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("turn.completed never reached the trace consumer:\n%s", trace)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -19,8 +19,8 @@ import (
 
 // MaxNeverDefer is the never_defer budget of one extension: at most this
 // many of its tools have their schema always loaded; the rest are deferred
-// behind the built-in tool_search.
-const MaxNeverDefer = 8
+// behind the built-in tool_search. It is [yep.MaxNeverDefer].
+const MaxNeverDefer = yep.MaxNeverDefer
 
 // SessionOptions configure a [Session].
 type SessionOptions struct {
@@ -99,33 +99,8 @@ type ToolInfo struct {
 }
 
 // DefaultToolTimeout bounds a tool call when neither the tool nor the
-// session sets a limit.
-const DefaultToolTimeout = 10 * time.Minute
-
-// ErrToolTimeout is matched, with errors.Is, by the error of a tool call
-// that ran out of time: a *[ToolTimeoutError].
-var ErrToolTimeout = errors.New("tool call timed out")
-
-// A ToolTimeoutError reports a tool call that ran longer than its limit
-// (see [SessionOptions.ToolTimeout]). It is not a cancel: it matches
-// [ErrToolTimeout] and [context.DeadlineExceeded], never yep.ErrCancelled
-// or context.Canceled. The server was sent cancel.
-type ToolTimeoutError struct {
-	// Tool is the session name of the tool, and Capability the capability
-	// that serves it ("ext:<name>").
-	Tool, Capability string
-	// Timeout is the limit that expired.
-	Timeout time.Duration
-}
-
-func (e *ToolTimeoutError) Error() string {
-	return fmt.Sprintf("tool %q timed out after %s", e.Tool, e.Timeout)
-}
-
-// Unwrap returns [ErrToolTimeout] and [context.DeadlineExceeded].
-func (e *ToolTimeoutError) Unwrap() []error {
-	return []error{ErrToolTimeout, context.DeadlineExceeded}
-}
+// session sets a limit. It is [yep.DefaultToolTimeout].
+const DefaultToolTimeout = yep.DefaultToolTimeout
 
 // effectiveToolTimeout is the limit of one call: the smaller of the
 // tool's declared timeout and the session's, when set; else the default.
@@ -286,27 +261,22 @@ func (s *Session) Extension(name string) (*Extension, bool) {
 	return e, ok
 }
 
-// HookBlockedError reports a tool call blocked by a pre_tool_use hook.
-type HookBlockedError struct {
-	Capability, Tool, Reason string
-}
-
-func (e *HookBlockedError) Error() string {
-	return fmt.Sprintf("tool %q blocked by %s: %s", e.Tool, e.Capability, e.Reason)
-}
-
 // CallTool runs one tool by its session name: pre_tool_use hooks in harness
 // order (any block wins; mutate replaces the arguments), the call itself
 // with streamed updates, then post_tool_use hooks (mutate replaces the
 // result). The call itself is bounded by its tool timeout (see
 // [SessionOptions.ToolTimeout]), hooks by their own timeouts, and all of
 // it by ctx.
+//
+// A name that is no tool of the session fails matching [ErrNoSuchTool], a
+// block by a hook with a *[HookBlockedError] and the limit with a
+// *[ToolTimeoutError]; see [Extension.CallTool] for the extension's own.
 func (s *Session) CallTool(ctx context.Context, name, callID string, args json.RawMessage, onUpdate func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
 	s.mu.Lock()
 	t := s.tools[name]
 	s.mu.Unlock()
 	if t == nil {
-		return yep.ToolResult{}, fmt.Errorf("no tool %q in this session; /tools lists them", name)
+		return yep.ToolResult{}, newError(ErrNoSuchTool, nil, "no tool %q in this session", name)
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -383,7 +353,7 @@ func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if h.sub.OnError == "block" {
+			if h.sub.OnError == yep.HookOnErrorBlock {
 				s.log.Warn("blocking hook failed; failing closed", "capability", h.cap.Name(), "error", err)
 				return nil, &HookBlockedError{Capability: h.cap.Name(), Tool: t.name, Reason: fmt.Sprintf("hook failed and its on_error is block: %v", err)}
 			}
@@ -412,7 +382,7 @@ func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, arg
 		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args, Result: &r})
 		dec, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload})
 		if err != nil {
-			if h.sub.OnError == "block" {
+			if h.sub.OnError == yep.HookOnErrorBlock {
 				s.log.Warn("blocking post hook failed; withholding the result", "capability", h.cap.Name(), "error", err)
 				return yep.ToolResult{IsError: true, Output: fmt.Sprintf("result withheld: post_tool_use hook of %s failed and its on_error is block: %v", h.cap.Name(), err)}
 			}
@@ -506,11 +476,12 @@ func (s *Session) Deactivate(name string) bool {
 }
 
 // Reload restarts one extension's server in place, within its approved
-// grant.
+// grant. A name that is no extension of the session fails matching
+// [ErrNoSuchExtension].
 func (s *Session) Reload(ctx context.Context, name string) error {
 	e, ok := s.Extension(name)
 	if !ok {
-		return fmt.Errorf("no extension %q in this session", name)
+		return newError(ErrNoSuchExtension, nil, "no extension %q in this session", name)
 	}
 	return e.Reload(ctx)
 }
@@ -585,7 +556,9 @@ func (s *Session) Commands() []CommandInfo {
 	return out
 }
 
-// ExecuteCommand runs "<ext>:<name>" (or a built-in command by name).
+// ExecuteCommand runs "<ext>:<name>" (or a built-in command by name). A
+// name that is no command of the session fails matching
+// [ErrNoSuchCommand].
 func (s *Session) ExecuteCommand(ctx context.Context, name, args string) (yep.CommandExecuteResult, error) {
 	extName, cmd, qualified := strings.Cut(name, ":")
 	s.mu.Lock()
@@ -600,7 +573,7 @@ func (s *Session) ExecuteCommand(ctx context.Context, name, args string) (yep.Co
 			return c.ExecuteCommand(ctx, name, args)
 		}
 	}
-	return yep.CommandExecuteResult{}, fmt.Errorf("no command %q in this session", name)
+	return yep.CommandExecuteResult{}, newError(ErrNoSuchCommand, nil, "no command %q in this session", name)
 }
 
 // SetWorkspace repoints the workspace for every extension.

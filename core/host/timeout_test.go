@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -14,34 +13,48 @@ import (
 
 	"yolop.dev/core/internal/leakcheck"
 	"yolop.dev/core/sdk"
+	"yolop.dev/core/transporttest"
 	"yolop.dev/core/yep"
 )
 
-// signalWriter records log output and closes a channel the first time the
-// output contains want: a log line as an event to wait on.
-type signalWriter struct {
-	mu   sync.Mutex
-	b    strings.Builder
-	want string
-	seen chan struct{}
+// A logWaiter records log output and lets a test wait for a line: a log
+// line as an event to wait on, instead of a sleep.
+type logWaiter struct {
+	mu      sync.Mutex
+	b       strings.Builder
+	changed chan struct{}
 }
 
-func newSignalWriter(want string) *signalWriter {
-	return &signalWriter{want: want, seen: make(chan struct{})}
+func newLogWaiter() *logWaiter { return &logWaiter{changed: make(chan struct{})} }
+
+// logger returns an info-level logger writing to w.
+func (w *logWaiter) logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Output: w, Level: hclog.Info})
 }
 
-func (w *signalWriter) Write(p []byte) (int, error) {
+func (w *logWaiter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	had := strings.Contains(w.b.String(), w.want)
 	w.b.Write(p)
-	if !had && strings.Contains(w.b.String(), w.want) {
-		close(w.seen)
-	}
+	close(w.changed)
+	w.changed = make(chan struct{})
 	return len(p), nil
 }
 
-func (w *signalWriter) String() string {
+// waitFor blocks until the output holds want n times.
+func (w *logWaiter) waitFor(want string, n int) {
+	for {
+		w.mu.Lock()
+		got, changed := strings.Count(w.b.String(), want), w.changed
+		w.mu.Unlock()
+		if got >= n {
+			return
+		}
+		<-changed
+	}
+}
+
+func (w *logWaiter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.String()
@@ -82,17 +95,17 @@ func TestToolTimeoutFromManifestAndSession(t *testing.T) {
 		{"session only", 0, 250 * time.Millisecond, `tool "slow" timed out after 250ms`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs := newSignalWriter("py: slow cancelled")
+			logs := newLogWaiter()
 			g := pyGrant(t, "py", nil)
 			g.Tools = []ToolGrant{{Name: "slow", TimeoutMS: tc.timeoutMS}}
 			s := newTestSession(t, SessionOptions{
 				Grants:      []Grant{g},
 				ToolTimeout: tc.session,
-				Logger:      hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
+				Logger:      logs.logger(),
 			})
 			_, err := s.CallTool(context.Background(), "slow", "s", nil, nil)
 			checkTimeoutError(t, err, tc.want)
-			<-logs.seen // the server reports, through the log notification, that it was cancelled
+			logs.waitFor("py: slow cancelled", 1) // the server reports, through the log notification, that it was cancelled
 		})
 	}
 }
@@ -112,11 +125,9 @@ func TestDefaultToolTimeout(t *testing.T) {
 				return yep.ToolResult{}, ctx.Err()
 			})
 		})
-		s := NewSession(SessionOptions{
-			Transport: pipeTransport{servers: map[string]func(context.Context, io.Reader, io.Writer) error{"ext": srv}},
-			Grants:    []Grant{{Name: "ext", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "block"}}}},
-		})
-		defer s.Close()
+		s := newMemSession(t, SessionOptions{
+			Grants: []Grant{{Name: "ext", ProtocolVersion: "1.0", Tools: []ToolGrant{{Name: "block"}}}},
+		}, map[string]transporttest.Server{"ext": srv})
 		start := time.Now()
 		_, err := s.CallTool(context.Background(), "block", "b", nil, nil)
 		checkTimeoutError(t, err, `tool "block" timed out after 10m0s`)

@@ -457,13 +457,16 @@ func (c *Conn) shutdown(cause error) {
 		c.mu.Unlock()
 		return
 	}
+	// Handlers' contexts end before the connection reads as closed, so a
+	// handler whose write fails because of the close also finds its
+	// context done, and answers cancelled rather than failed.
+	c.stop()
 	c.closeErr = cause
 	pend := c.pending
 	c.pending = map[int64]*pending{}
 	c.notifyN = 0
 	c.mu.Unlock()
 	close(c.done)
-	c.stop()
 	for _, p := range pend {
 		p.ch <- reply{err: &ClosedError{Cause: cause}}
 	}

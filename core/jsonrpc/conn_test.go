@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"yolop.dev/core/internal/leakcheck"
+	"yolop.dev/core/internal/testdeadline"
 	"yolop.dev/core/yep"
 )
 
@@ -94,7 +95,7 @@ func raw(t *testing.T, opts Options) (send func(string), recv func() map[string]
 				t.Fatalf("conn wrote non-JSON %q: %v", l, err)
 			}
 			return m
-		case <-time.After(10 * time.Second):
+		case <-time.After(testdeadline.Left(t)):
 			t.Fatal("no message from the connection")
 		}
 		return nil
@@ -201,7 +202,7 @@ func TestCallCancelSendsCancelAndResolvesPromptly(t *testing.T) {
 	}
 	select {
 	case <-handlerCancelled:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testdeadline.Left(t)):
 		t.Fatal("the server's handler context was never cancelled")
 	}
 }
@@ -380,7 +381,7 @@ func TestPeerGoneFailsEveryPendingCall(t *testing.T) {
 			if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "exit status 3") {
 				t.Fatalf("err = %v, want ErrClosed naming the exit status", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testdeadline.Left(t)):
 			t.Fatal("a pending call hung after the peer went away")
 		}
 	}
@@ -510,7 +511,7 @@ func TestLSPStyleCancelNotification(t *testing.T) {
 	}
 	select {
 	case <-cancelled:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testdeadline.Left(t)):
 		t.Fatal("$/cancelRequest did not cancel the handler")
 	}
 }

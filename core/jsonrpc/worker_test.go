@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"yolop.dev/core/internal/testdeadline"
 	"yolop.dev/core/yep"
 )
 
@@ -62,7 +63,7 @@ func TestWorkersAreReusedAndBounded(t *testing.T) {
 		}
 	}
 	// The worker that answered goes idle just after its reply is written.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(testdeadline.Left(t)); ; time.Sleep(time.Millisecond) {
 		n := s.idle.Load()
 		if n >= 1 && n <= 4 {
 			break
@@ -82,7 +83,7 @@ func TestWorkersAreReusedAndBounded(t *testing.T) {
 		}
 	}
 	// Surplus workers exit once their request is answered; wait for it.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testdeadline.Left(t))
 	for {
 		n, after := s.idle.Load(), runtime.NumGoroutine()
 		if n <= 4 && after <= before+4 {

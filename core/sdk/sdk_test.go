@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"yolop.dev/core/internal/leakcheck"
+	"yolop.dev/core/internal/testdeadline"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/sdk"
 	"yolop.dev/core/yep"
@@ -74,7 +75,7 @@ func serve(t *testing.T, s *sdk.Server) *host {
 		h.Conn.Wait()
 		select {
 		case <-h.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(testdeadline.Left(t)):
 			t.Error("ServeConn did not return")
 		}
 	})
@@ -91,7 +92,7 @@ func (c closers) Close() error {
 }
 
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testdeadline.Left(t))
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,8 +73,8 @@ type HookOptions struct {
 	// TimeoutMS bounds one firing, enforced by the host; 0 means the host
 	// default.
 	TimeoutMS int
-	// OnError is what a timeout or error means: "warn" (the default when
-	// empty) or "block".
+	// OnError is what a timeout or error means: yep.HookOnErrorWarn (the
+	// default when empty) or yep.HookOnErrorBlock.
 	OnError string
 }
 
@@ -231,7 +232,7 @@ func (s *Server) OnHook(event, matcher string, h HookHandler, opts ...HookOption
 		if len(opts) > 0 {
 			o = opts[0]
 		}
-		if o.OnError != "" && o.OnError != "warn" && o.OnError != "block" {
+		if o.OnError != "" && !slices.Contains(yep.HookOnErrors, o.OnError) {
 			panic(fmt.Sprintf("sdk: OnHook(%q, %q): OnError is %q; want \"warn\" or \"block\"", event, matcher, o.OnError))
 		}
 		for _, k := range s.hooks {

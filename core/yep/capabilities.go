@@ -71,6 +71,29 @@ const (
 // HookEvents lists the hook events this version defines.
 var HookEvents = []string{HookPreToolUse, HookPostToolUse}
 
+// What a hook subscription's failure (an error, a timeout or a crash of its
+// server) means: its on_error. Empty means HookOnErrorWarn.
+const (
+	// HookOnErrorWarn lets the tool call go on: the hook fails open.
+	HookOnErrorWarn = "warn"
+	// HookOnErrorBlock blocks the tool call, or withholds its result after
+	// the call: the hook fails closed.
+	HookOnErrorBlock = "block"
+)
+
+// HookOnErrors lists the on_error values this version defines.
+var HookOnErrors = []string{HookOnErrorWarn, HookOnErrorBlock}
+
+// MCP server transports, the Type of an [MCPServerDecl]. An empty Type
+// means MCPStdio, or MCPHTTP when the declaration carries a URL.
+const (
+	MCPStdio = "stdio"
+	MCPHTTP  = "http"
+)
+
+// MCPTransports lists the MCP server transports this version defines.
+var MCPTransports = []string{MCPStdio, MCPHTTP}
+
 // Trace event types forwarded as trace/event.
 const (
 	TraceTurnStarted      = "turn.started"

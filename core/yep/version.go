@@ -9,6 +9,14 @@ import (
 // ProtocolVersion is the YEP version this package speaks.
 const ProtocolVersion = "1.0"
 
+// ProtocolMajor and ProtocolMinor are the parts of [ProtocolVersion]. Two
+// peers interoperate when their majors are equal; a manifest declaring
+// another major is refused at install.
+const (
+	ProtocolMajor = 1
+	ProtocolMinor = 0
+)
+
 // MinProtocolVersion is the oldest version this package interoperates with.
 // Minors are additive, so any 1.x peer is compatible.
 const MinProtocolVersion = "1.0"
@@ -19,7 +27,7 @@ type Version struct {
 }
 
 // Current is [ProtocolVersion] parsed.
-var Current = Version{Major: 1, Minor: 0}
+var Current = Version{Major: ProtocolMajor, Minor: ProtocolMinor}
 
 // ParseVersion parses "MAJOR.MINOR". A bare "MAJOR" means minor 0.
 func ParseVersion(s string) (Version, error) {

@@ -42,6 +42,14 @@ func TestVersionNegotiation(t *testing.T) {
 	}
 }
 
+// TestVersionConstants: ProtocolVersion, its parts and Current agree.
+func TestVersionConstants(t *testing.T) {
+	v, err := ParseVersion(ProtocolVersion)
+	if err != nil || v != Current || v != (Version{ProtocolMajor, ProtocolMinor}) || v.String() != ProtocolVersion {
+		t.Errorf("ProtocolVersion %q parses as %v (%v); Current is %v, ProtocolMajor.ProtocolMinor %d.%d", ProtocolVersion, v, err, Current, ProtocolMajor, ProtocolMinor)
+	}
+}
+
 func TestBareErrorParses(t *testing.T) {
 	var e Error
 	if err := json.Unmarshal([]byte(`{"message":"boom"}`), &e); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"yolop.dev/core/internal/leakcheck"
+	"yolop.dev/core/internal/testdeadline"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
@@ -45,7 +46,7 @@ func connect(t *testing.T, token string, cfg string) (*jsonrpc.Conn, yep.Initial
 		c.Wait()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(testdeadline.Left(t)):
 			t.Error("the server did not stop")
 		}
 	})

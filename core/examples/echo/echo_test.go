@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,12 +13,18 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
-	"yolop.dev/core/examples/echo/echoext"
 
+	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/core"
+	"yolop.dev/core/examples/echo/echoext"
 	"yolop.dev/core/internal/leakcheck"
+	"yolop.dev/core/internal/testdeadline"
 	"yolop.dev/core/internal/testservers"
 	"yolop.dev/core/jsonrpc"
+	"yolop.dev/core/transporttest"
 	"yolop.dev/core/yep"
 )
 
@@ -104,6 +111,12 @@ func (s *strays) count() int {
 	return len(s.got)
 }
 
+func (s *strays) snapshot() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.got)
+}
+
 func start(t *testing.T, pkgDir string, m manifest) (*testservers.Process, *strays) {
 	t.Helper()
 	st := &strays{}
@@ -143,11 +156,12 @@ func TestEchoServer(t *testing.T) {
 	leakcheck.Check(t)
 	pkgDir, m := installPackage(t)
 	p, st := start(t, pkgDir, m)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testdeadline.Left(t))
 	defer cancel()
 	c := p.Conn
 
 	res := initialize(t, ctx, c)
+	var cancelledID yep.ID // the request id of the cancelled count
 
 	t.Run("handshake", func(t *testing.T) {
 		if res.ProtocolVersion != m.Yolop.ProtocolVersion || res.Name != m.Name {
@@ -243,6 +257,7 @@ func TestEchoServer(t *testing.T) {
 		defer ccancel()
 		var n int
 		_, err := callTool(cctx, c, "count", map[string]int{"n": 100000, "delay_ms": 1}, jsonrpc.CallOptions{
+			OnID: func(id yep.ID) { cancelledID = id },
 			OnNotify: func(string, json.RawMessage) {
 				if n++; n == 3 {
 					ccancel()
@@ -255,21 +270,26 @@ func TestEchoServer(t *testing.T) {
 		if n < 3 {
 			t.Fatalf("only %d updates before the cancel", n)
 		}
-		// The server still answers, and the count has stopped: no update
-		// arrives across a pause that would hold dozens of them.
+		// The server still answers, and the count stops: the updates that
+		// were on their way when the cancel was sent reach the stray
+		// handler, and then no more come. (How many slip through depends on
+		// how fast the cancel travels; TestCountStopsAtTheCancel pins it on
+		// a fake clock.) A count that never stopped would add one every
+		// millisecond until the test's deadline.
 		if out, err := callTool(ctx, c, "echo", map[string]string{"text": "still here"}, jsonrpc.CallOptions{}); err != nil || out.Output != "still here" {
 			t.Fatalf("echo after cancel = %+v, %v", out, err)
 		}
-		after := st.count()
-		time.Sleep(50 * time.Millisecond)
-		if _, err := callTool(ctx, c, "echo", map[string]string{"text": "x"}, jsonrpc.CallOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if late := st.count(); late != after {
-			t.Errorf("%d tool/update arrived after the cancel was answered: the count did not stop", late-after)
-		}
-		if after-before > 3 {
-			t.Errorf("%d stray updates between the cancel and its effect", after-before)
+		deadline := time.Now().Add(testdeadline.Left(t))
+		for last := st.count(); ; {
+			time.Sleep(100 * time.Millisecond)
+			n := st.count()
+			if n == last {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d tool/update arrived after the cancel, and they keep coming", n-before)
+			}
+			last = n
 		}
 	})
 
@@ -328,8 +348,19 @@ func TestEchoServer(t *testing.T) {
 			t.Fatal("connection still open after the server exited")
 		}
 	})
-	if n := st.count(); n > 3 {
-		t.Errorf("the client received %d unexpected messages: %v", n, st.got)
+	// Besides the updates of the cancelled count, nothing reached the
+	// client's handler.
+	var unexpected []string
+	for _, g := range st.snapshot() {
+		method, params, _ := strings.Cut(g, " ")
+		var u yep.ToolUpdateParams
+		if method == yep.MethodToolUpdate && json.Unmarshal([]byte(params), &u) == nil && u.RequestID.String() == cancelledID.String() {
+			continue
+		}
+		unexpected = append(unexpected, g)
+	}
+	if len(unexpected) > 0 {
+		t.Errorf("the client received %d unexpected messages: %v", len(unexpected), unexpected)
 	}
 }
 
@@ -339,7 +370,7 @@ func TestEchoServerStdinEOF(t *testing.T) {
 	leakcheck.Check(t)
 	pkgDir, m := installPackage(t)
 	p, _ := start(t, pkgDir, m)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testdeadline.Left(t))
 	defer cancel()
 	initialize(t, ctx, p.Conn)
 
@@ -375,4 +406,50 @@ func mustDecode(t *testing.T, p yep.CapabilityParams, token string, v any) {
 
 func contains(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
+// TestCountStopsAtTheCancel runs the echo server in-process on a fake
+// clock, where a cancel travels in no time: once the call that was
+// cancelled has returned, not one more update of it arrives.
+func TestCountStopsAtTheCancel(t *testing.T) {
+	leakcheck.Check(t)
+	synctest.Test(t, func(t *testing.T) {
+		tr := &transporttest.Transport{Servers: map[string]transporttest.Server{
+			"echo": func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+				return echoext.New(hclog.NewNullLogger()).ServeConn(ctx, stdin, stdout)
+			},
+		}}
+		inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "echo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &strays{}
+		c := jsonrpc.NewConn(inst.Stdout(), inst.Stdin(), jsonrpc.Options{Handler: st, Closer: inst.Stdin()})
+		ctx := context.Background()
+		initialize(t, ctx, c)
+
+		cctx, ccancel := context.WithCancel(ctx)
+		defer ccancel()
+		var n int
+		start := time.Now()
+		_, err = callTool(cctx, c, "count", map[string]int{"n": 100000, "delay_ms": 1}, jsonrpc.CallOptions{
+			OnNotify: func(string, json.RawMessage) {
+				if n++; n == 3 {
+					ccancel()
+				}
+			},
+		})
+		if !errors.Is(err, yep.ErrCancelled) || n != 3 || time.Since(start) != 3*time.Millisecond {
+			t.Fatalf("count = %v after %d updates and %s, want cancelled after 3 in 3ms", err, n, time.Since(start))
+		}
+		time.Sleep(time.Second) // a count still running would send a thousand updates
+		if got := st.count(); got != 0 {
+			t.Errorf("%d updates arrived after the cancelled call returned: %q", got, st.snapshot())
+		}
+		c.Close()
+		if err := inst.Stop(time.Second); err != nil {
+			t.Errorf("Stop = %v", err)
+		}
+		c.Wait()
+	})
 }

@@ -86,6 +86,7 @@ def tool_call(rid, params):
             time.sleep(float(args.get("delay", 0)))
         reply(rid, {"output": "streamed"})
     elif name == "slow":
+        notify("log", {"level": "info", "message": "slow started"})
         if cancelled.wait(30):
             notify("log", {"level": "info", "message": "slow cancelled"})
             error(rid, -32800, "cancelled")

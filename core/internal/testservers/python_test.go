@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"yolop.dev/core/internal/leakcheck"
+	"yolop.dev/core/internal/testdeadline"
 	"yolop.dev/core/internal/testservers"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
@@ -31,7 +31,7 @@ func TestPythonServer(t *testing.T) {
 	}
 	p := testservers.Start(t, jsonrpc.Options{}, python, "-u", script)
 	c := p.Conn
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testdeadline.Left(t))
 	defer cancel()
 
 	if err := c.Call(ctx, yep.MethodToolCall, yep.ToolCallParams{Name: "echo"}, nil); !isCode(err, yep.CodeNotInitialized) {

@@ -68,7 +68,7 @@ func New(log hclog.Logger) *sdk.Server {
 			return yep.HookFireResult{Decision: yep.DecisionBlock, Reason: fmt.Sprintf("echo: the arguments of %s contain the word \"forbidden\"", h.ToolName)}, nil
 		}
 		return yep.HookFireResult{Decision: yep.DecisionAllow}, nil
-	}, sdk.HookOptions{TimeoutMS: 500, OnError: "warn"})
+	}, sdk.HookOptions{TimeoutMS: 500, OnError: yep.HookOnErrorWarn})
 
 	s.Prompt(Prompt)
 
