@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/cmd/yolop/internal/doctor"
 	"yolop.dev/cmd/yolop/internal/extload"
 	"yolop.dev/core/host"
+	"yolop.dev/doctor"
 	"yolop.dev/packaging"
 	"yolop.dev/transport/stdio"
 )

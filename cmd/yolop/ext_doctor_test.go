@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"yolop.dev/cmd/yolop/internal/doctor"
+	"yolop.dev/doctor"
 )
 
 // doctorJSON runs `yolop ext doctor --json` and decodes the report.
@@ -233,7 +233,7 @@ func TestDoctorFailsAServerThatHangsAtInitialize(t *testing.T) {
 }
 
 func TestDoctorCatchesABlockHookThatFailsOpenAfterACrash(t *testing.T) {
-	pkg := pyPackage(t, "testdata/doctor/broken.py", map[string]string{"DOCTOR_MODE": "guard", "DOCTOR_STATE": t.TempDir()}, echoTool,
+	pkg := pyPackage(t, "../../doctor/testdata/broken.py", map[string]string{"DOCTOR_MODE": "guard", "DOCTOR_STATE": t.TempDir()}, echoTool,
 		`"hooks":[{"event":"pre_tool_use","matcher":"bash","timeout_ms":1000,"on_error":"block"}]`)
 	rep, _, code := doctorJSON(t, pkg)
 	if code != 1 {
@@ -263,7 +263,7 @@ func TestDoctorCatchesABlockHookThatFailsOpenAfterACrash(t *testing.T) {
 }
 
 func TestDoctorCatchesADecisionTheHostReadsAsAllow(t *testing.T) {
-	pkg := pyPackage(t, "testdata/doctor/broken.py", map[string]string{"DOCTOR_MODE": "deny"}, echoTool,
+	pkg := pyPackage(t, "../../doctor/testdata/broken.py", map[string]string{"DOCTOR_MODE": "deny"}, echoTool,
 		`"hooks":[{"event":"pre_tool_use","matcher":"bash","timeout_ms":1000,"on_error":"block"}]`)
 	rep, _, code := doctorJSON(t, pkg)
 	if code != 1 {
@@ -280,7 +280,7 @@ func TestDoctorCatchesADecisionTheHostReadsAsAllow(t *testing.T) {
 }
 
 func TestDoctorFailsASchemaInvalidResult(t *testing.T) {
-	pkg := pyPackage(t, "testdata/doctor/broken.py", map[string]string{"DOCTOR_MODE": "invalid_result"}, echoTool, "")
+	pkg := pyPackage(t, "../../doctor/testdata/broken.py", map[string]string{"DOCTOR_MODE": "invalid_result"}, echoTool, "")
 	rep, _, code := doctorJSON(t, pkg)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
@@ -353,7 +353,7 @@ func TestDoctorFailsAnUncleanShutdown(t *testing.T) {
 		"linger":     "the host killed it (signal",
 	} {
 		t.Run(mode, func(t *testing.T) {
-			pkg := pyPackage(t, "testdata/doctor/broken.py", map[string]string{"DOCTOR_MODE": mode}, echoTool, "")
+			pkg := pyPackage(t, "../../doctor/testdata/broken.py", map[string]string{"DOCTOR_MODE": mode}, echoTool, "")
 			rep, _, code := doctorJSON(t, "--grace", "200ms", pkg)
 			if code != 1 {
 				t.Fatalf("exit %d, want 1", code)
