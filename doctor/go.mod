@@ -10,6 +10,7 @@ require (
 	golang.org/x/tools v0.52.0
 	yolop.dev/core v0.0.0
 	yolop.dev/packaging v0.0.0
+	yolop.dev/transport/stdio v0.0.0
 )
 
 require (
@@ -19,6 +20,7 @@ require (
 	github.com/mattn/go-isatty v0.0.14 // indirect
 	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
 	yolop.dev/internal v0.0.0 // indirect
 )
 
