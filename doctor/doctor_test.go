@@ -14,14 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"golang.org/x/tools/txtar"
 
 	"yolop.dev/core"
 	"yolop.dev/core/yep"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestEmbeddedSchemaMatchesTheRepository(t *testing.T) {
 	want, err := os.ReadFile("../schema/yep/v1/schema.json")
