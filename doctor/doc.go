@@ -30,10 +30,13 @@
 //		if err != nil {
 //			t.Fatal(err) // no valid manifest, or nothing to run
 //		}
-//		if !rep.OK() {
-//			var b strings.Builder
-//			rep.WriteTable(&b)
-//			t.Fatalf("doctor found %d failed checks:\n%s", rep.Failed, &b)
+//		for _, c := range rep.Checks {
+//			if c.Status == doctor.Fail {
+//				t.Errorf("%s %s: %s", c.Group, c.Name, c.Detail)
+//			}
 //		}
 //	}
+//
+// The server must be built where the manifest's capabilityServer.command
+// finds it (the package's bin/ first) before the test runs.
 package doctor
