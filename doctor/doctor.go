@@ -59,6 +59,9 @@ type Options struct {
 	// CallTimeout bounds each tool round trip and each wait for the
 	// server's answer. Zero means 10s.
 	CallTimeout time.Duration
+	// PromptTimeout bounds one prompt/contribution, as the runtime's
+	// prompt timeout does. Zero means 1s, the runtime's default.
+	PromptTimeout time.Duration
 	// StopGrace is how long the server gets to exit after shutdown, exit
 	// and the end of its stdin before it is terminated. Zero means 2s.
 	StopGrace time.Duration
@@ -87,6 +90,9 @@ func (o Options) withDefaults() Options {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
 	}
+	if o.PromptTimeout <= 0 {
+		o.PromptTimeout = time.Second
+	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 2 * time.Second
 	}
@@ -107,6 +113,7 @@ func (o Options) extOptions() host.ExtensionOptions {
 		Transport:        nil, // set by the caller
 		Logger:           o.Logger,
 		HandshakeTimeout: o.HandshakeTimeout,
+		PromptTimeout:    o.PromptTimeout,
 		StopGrace:        o.StopGrace,
 		MinBackoff:       10 * time.Millisecond,
 		MaxBackoff:       50 * time.Millisecond,
@@ -374,7 +381,7 @@ func (d *run) checkPrompt(ctx context.Context) {
 		case req == nil:
 			d.r.add(GroupPrompt, "dynamic", Fail, "the host did not ask prompt/contribution (%v)", err)
 		case resp == nil:
-			d.r.add(GroupPrompt, "dynamic", Fail, "the server did not answer prompt/contribution within the host's prompt timeout (1s); the host falls back to the last good text")
+			d.r.add(GroupPrompt, "dynamic", Fail, "the server did not answer prompt/contribution within the host's prompt timeout (%s); the host falls back to the last good text", d.opts.PromptTimeout)
 		case resp.err != nil:
 			d.r.add(GroupPrompt, "dynamic", Fail, "prompt/contribution failed: %s; the host falls back to the last good text", resp.err.Error())
 		case text == p.Text && p.Text != "":

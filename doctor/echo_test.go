@@ -42,8 +42,11 @@ func TestRunPassesTheEchoExample(t *testing.T) {
 		t.Errorf("match-all hook: %+v", c)
 	}
 	// count streams, so it is the one cancelled; depending on timing the
-	// server aborted it (-32800) or had just finished it.
-	if c := check(t, rep, doctor.GroupCancel, "tool count"); !strings.Contains(c.Detail, "-32800") && !strings.Contains(c.Detail, `"cancelled": false`) {
+	// server aborted it (-32800), had just finished it when the cancel
+	// came, or (on a loaded machine) finished it before the host could
+	// send the cancel at all.
+	if c := check(t, rep, doctor.GroupCancel, "tool count"); !strings.Contains(c.Detail, "-32800") && !strings.Contains(c.Detail, `"cancelled": false`) &&
+		!strings.Contains(c.Detail, "finished before it could be cancelled") {
 		t.Errorf("cancel: %s", c.Detail)
 	}
 	// Every decision is shown; warn proceeds through the injected faults.

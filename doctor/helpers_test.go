@@ -17,24 +17,34 @@ import (
 
 // generous bounds the waits of the tests' doctor runs that are not about
 // a timeout: only a broken server ever reaches it, so a loaded machine
-// never fails a test by being slow.
+// (where starting python3 has been seen to take over 10s) never fails a
+// test by being slow.
 const generous = 60 * time.Second
 
 // runDoctor runs the doctor over the package in dir, with generous
-// handshake and call timeouts unless opts sets them.
+// bounds unless opts sets them. The grace is shorter: a server that
+// lingers after exit waits all of it.
 func runDoctor(t *testing.T, dir string, opts doctor.Options) *doctor.Report {
 	t.Helper()
-	if opts.HandshakeTimeout == 0 {
-		opts.HandshakeTimeout = generous
-	}
-	if opts.CallTimeout == 0 {
-		opts.CallTimeout = generous
-	}
+	opts = withGenerousBounds(opts)
 	rep, err := doctor.Run(t.Context(), dir, opts)
 	if err != nil {
 		t.Fatalf("doctor.Run(%s): %v", dir, err)
 	}
 	return rep
+}
+
+// withGenerousBounds sets the bounds opts leaves at zero generously.
+func withGenerousBounds(opts doctor.Options) doctor.Options {
+	for _, b := range []*time.Duration{&opts.HandshakeTimeout, &opts.CallTimeout, &opts.PromptTimeout} {
+		if *b == 0 {
+			*b = generous
+		}
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 5 * time.Second
+	}
+	return opts
 }
 
 // check returns the check named name in group, failing the test when the

@@ -197,9 +197,9 @@ func TestRunFailsAnUncleanShutdown(t *testing.T) {
 		"linger":     "the host killed it (signal",
 	} {
 		t.Run(mode, func(t *testing.T) {
-			// The default grace: a lingering server is killed after it
-			// however fast it runs, and the server gets all of it to
-			// answer shutdown.
+			// A lingering server is killed after the grace however fast
+			// it runs; the grace is also what the server gets to answer
+			// shutdown, so it is not short.
 			rep := runDoctor(t, brokenServer(t, map[string]string{"DOCTOR_MODE": mode}, echoTool, ""), doctor.Options{})
 			mustFail(t, rep)
 			if c := check(t, rep, doctor.GroupShutdown, "exit"); c.Status != doctor.Fail || !strings.Contains(c.Detail, want) {
@@ -320,7 +320,7 @@ func TestRunGrantRunsTheGrantItIsGiven(t *testing.T) {
 	}
 	g.Config = json.RawMessage(`{"mode":"resolved"}`)
 	g.Server.Env["RESOLVED_SECRET"] = "from the credential store"
-	rep, err := doctor.RunGrant(t.Context(), m, g, doctor.Options{HandshakeTimeout: generous, CallTimeout: generous, Env: map[string]string{"EXTRA": "1"}})
+	rep, err := doctor.RunGrant(t.Context(), m, g, withGenerousBounds(doctor.Options{Env: map[string]string{"EXTRA": "1"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

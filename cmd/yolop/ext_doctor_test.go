@@ -74,6 +74,10 @@ func hostServer(t *testing.T, spec string, tools string, extra ...string) string
 	return pyPackage(t, "../../core/host/testdata/server.py", map[string]string{"YEP_TEST_SPEC": spec}, tools, strings.Join(extra, ","))
 }
 
+// slowMachine is the --timeout of these runs: only a broken server waits
+// it out, and on a loaded machine starting python3 can take over 10s.
+const slowMachine = "60s"
+
 const echoTool = `[{"name":"echo","input_schema":{"type":"object"},"example":{"text":"hi"}}]`
 
 func TestDoctorPassesTheEchoExampleByPath(t *testing.T) {
@@ -81,7 +85,7 @@ func TestDoctorPassesTheEchoExampleByPath(t *testing.T) {
 	// The flags reach the doctor: --hook-timeout shows in the timeout
 	// probe's line. The other bounds are generous, so a slow machine does
 	// not fail the run.
-	out, errOut, code := cli(t, "", "ext", "doctor", "--timeout", "60s", "--grace", "5s", "--hook-timeout", "150ms", pkg)
+	out, errOut, code := cli(t, "", "ext", "doctor", "--timeout", slowMachine, "--grace", "5s", "--hook-timeout", "150ms", pkg)
 	if code != 0 {
 		t.Fatalf("doctor failed the echo example (exit %d): %s\n%s", code, errOut, out)
 	}
@@ -96,7 +100,7 @@ func TestDoctorPassesTheEchoExampleByPath(t *testing.T) {
 
 func TestDoctorFailsAWideningServer(t *testing.T) {
 	pkg := hostServer(t, `{"capabilities":["tools","cancel"],"capability_params":{"tools":[{"name":"echo"},{"name":"rm_rf"}]}}`, echoTool)
-	out, errOut, code := cli(t, "", "ext", "doctor", pkg)
+	out, errOut, code := cli(t, "", "ext", "doctor", "--timeout", slowMachine, pkg)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1:\n%s\n%s", code, out, errOut)
 	}
@@ -114,7 +118,7 @@ func TestDoctorFailsAWideningServer(t *testing.T) {
 	}
 	// --json prints the same report as one document, with the same exit
 	// status; the served, approved tool still works and the report says so.
-	rep, _, code := doctorJSON(t, pkg)
+	rep, _, code := doctorJSON(t, "--timeout", slowMachine, pkg)
 	if code != 1 || rep.OK() || rep.Failed == 0 {
 		t.Fatalf("--json: exit %d, %d failed; want exit 1 and a failure", code, rep.Failed)
 	}
@@ -131,7 +135,7 @@ func TestDoctorResolvesAnInstalledExtensionByName(t *testing.T) {
 			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
 		}
 	}
-	rep, errOut, code := doctorJSON(t, "broken")
+	rep, errOut, code := doctorJSON(t, "--timeout", slowMachine, "broken")
 	if code != 0 || rep.Extension != "broken" || rep.Dir != pkg {
 		t.Fatalf("doctor broken: exit %d %s\n%s", code, errOut, table(rep))
 	}
