@@ -10,11 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/cmd/yolop/internal/doctor"
 	"yolop.dev/core/host"
+	"yolop.dev/doctor"
 	"yolop.dev/harness"
 	"yolop.dev/packaging"
-	"yolop.dev/transport/stdio"
 )
 
 // doctorFailed is the error of a doctor run with failed checks; the
@@ -57,15 +56,13 @@ is 1 when any check fails.`,
 			if err != nil {
 				return err
 			}
-			ws, _ := os.Getwd()
-			rep, err := doctor.Run(cmd.Context(), m, g, doctor.Options{
-				Transport:           stdio.New(stdio.Options{Logger: a.log}),
+			rep, err := doctor.RunGrant(cmd.Context(), m, g, doctor.Options{
+				Logger:              a.log,
 				HandshakeTimeout:    timeout,
 				CallTimeout:         timeout,
 				StopGrace:           grace,
 				InjectedHookTimeout: hookTO,
 				SessionID:           fmt.Sprintf("doctor-%d", time.Now().UnixNano()),
-				WorkspaceRoot:       ws,
 			})
 			if err != nil {
 				return err

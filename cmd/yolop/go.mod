@@ -9,7 +9,6 @@ require (
 	github.com/spf13/cobra v1.10.2
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
-	golang.org/x/tools v0.52.0
 	yolop.dev/core v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/cratesio v0.0.0
@@ -59,16 +58,18 @@ require (
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.22 // indirect
 	github.com/pelletier/go-toml/v2 v2.4.3
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	golang.org/x/text v0.44.0
+	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
+	yolop.dev/doctor v0.0.0
 	yolop.dev/harness v0.0.0
 	yolop.dev/internal v0.0.0
 )
 
 replace (
 	yolop.dev/core => ../../core
+	yolop.dev/doctor => ../../doctor
 	yolop.dev/packaging => ../../packaging
 	yolop.dev/registry/cratesio => ../../registry/cratesio
 	yolop.dev/registry/git => ../../registry/git

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -279,36 +278,10 @@ func buildGrant(m *packaging.Manifest, cfg json.RawMessage, env map[string]strin
 	return g, warnings, nil
 }
 
-// varRef matches ${NAME} and ${NAME:-default}.
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
-
 // ExpandServer expands ${VAR} (and ${VAR:-default}) in spec's Args and Env
-// values from lookup, as .mcp.json does. A variable that is unset and has
-// no default is left as written, with a warning naming the extension and
-// where it appears. Run it before config env is added: values from the
-// credential store are never expanded.
+// values from lookup; see [hostgrant.ExpandServer].
 func ExpandServer(ext string, spec *core.ServerSpec, lookup func(string) (string, bool)) []string {
-	var warnings []string
-	expand := func(where, s string) string {
-		return varRef.ReplaceAllStringFunc(s, func(ref string) string {
-			sm := varRef.FindStringSubmatch(ref)
-			if v, ok := lookup(sm[1]); ok {
-				return v
-			}
-			if strings.Contains(ref, ":-") {
-				return sm[2]
-			}
-			warnings = append(warnings, fmt.Sprintf("extension %s: ${%s} in %s is not set in the environment; left as written", ext, sm[1], where))
-			return ref
-		})
-	}
-	for i, a := range spec.Args {
-		spec.Args[i] = expand(fmt.Sprintf("capabilityServer.args[%d]", i), a)
-	}
-	for _, k := range sortedKeys(spec.Env) {
-		spec.Env[k] = expand("capabilityServer.env."+k, spec.Env[k])
-	}
-	return warnings
+	return hostgrant.ExpandServer(ext, spec, lookup)
 }
 
 func (r *Resolver) lookupEnv() func(string) (string, bool) {

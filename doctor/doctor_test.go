@@ -14,22 +14,19 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"golang.org/x/tools/txtar"
 
 	"yolop.dev/core"
 	"yolop.dev/core/yep"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
 func TestEmbeddedSchemaMatchesTheRepository(t *testing.T) {
-	want, err := os.ReadFile("../../../../schema/yep/v1/schema.json")
+	want, err := os.ReadFile("../schema/yep/v1/schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(SchemaJSON, want) {
-		t.Fatal("cmd/yolop/internal/doctor/schema.json differs from schema/yep/v1/schema.json; copy the repository file over it")
+		t.Fatal("doctor/schema.json differs from schema/yep/v1/schema.json; copy the repository file over it")
 	}
 }
 
@@ -41,7 +38,7 @@ func TestWireValidatesTheConformanceCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob("../../../../schema/yep/v1/conformance/*.txtar")
+	files, _ := filepath.Glob("../schema/yep/v1/conformance/*.txtar")
 	if len(files) < len(yep.Methods) {
 		t.Fatalf("found %d corpus files", len(files))
 	}

@@ -95,7 +95,7 @@ func (d *run) newProbeSession(ctx context.Context, sub host.HookGrant, tool stri
 		Transport:     d.w,
 		Logger:        logger,
 		SessionID:     d.opts.SessionID,
-		WorkspaceRoot: d.opts.WorkspaceRoot,
+		WorkspaceRoot: d.opts.Workspace,
 		ToolTimeout:   d.opts.CallTimeout + time.Duration(effectiveTimeoutMS(sub))*time.Millisecond,
 		Extension:     eo,
 	})

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,42 +18,80 @@ import (
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/packaging"
+	"yolop.dev/packaging/hostgrant"
+	"yolop.dev/transport/stdio"
 )
 
-// Options configure [Run]. Transport is required; every other zero value
-// is documented.
+// Options configure [Run] and [RunGrant]. The zero value is ready to
+// use: every field says what its zero value means.
 type Options struct {
-	// Transport starts the server: the runtime's own (transport/stdio), so
-	// the server runs exactly as in a session. Required.
+	// Transport starts the server. Nil means the runtime's own,
+	// transport/stdio (with Logger), so the server runs exactly as in a
+	// session: the same command resolution (the package's bin/ first),
+	// scrubbed environment and process group.
 	Transport core.Transport
-	// Logger receives the host runtime's logs. Nil discards them (the
-	// report says what matters).
+	// Logger receives the host runtime's logs and, through the default
+	// transport, the server's stderr. Nil discards them (the report says
+	// what matters, including the last stderr lines of a server that
+	// failed to start).
 	Logger hclog.Logger
+	// Config is the extension's non-secret capability config, sent in
+	// initialize.config as a session sends it; it must be a JSON object and
+	// replaces the grant's config. Doctor does not validate it against the
+	// manifest's config_schema. Nil keeps the grant's config: none for
+	// [Run].
+	Config json.RawMessage
+	// Env is extra environment for the server, added over the manifest's
+	// capabilityServer.env (and the grant's): where secrets and config
+	// fields that declare "env" reach a server. Values are passed as
+	// written, never expanded. Nil adds nothing.
+	Env map[string]string
+	// Workspace is the workspace root sent in initialize. Empty means the
+	// current working directory.
+	Workspace string
+	// SessionID is the session id sent in initialize. Empty means
+	// "doctor".
+	SessionID string
 	// HandshakeTimeout bounds spawn plus initialize, as the runtime's
-	// handshake timeout does. Zero means 10s.
+	// handshake timeout does, and the wait for a respawn after the
+	// injected crash. Zero means 10s.
 	HandshakeTimeout time.Duration
 	// CallTimeout bounds each tool round trip and each wait for the
 	// server's answer. Zero means 10s.
 	CallTimeout time.Duration
+	// PromptTimeout bounds one prompt/contribution, as the runtime's
+	// prompt timeout does. Zero means 1s, the runtime's default.
+	PromptTimeout time.Duration
 	// StopGrace is how long the server gets to exit after shutdown, exit
 	// and the end of its stdin before it is terminated. Zero means 2s.
 	StopGrace time.Duration
-	// InjectedHookTimeout is the deadline of the injected hook timeout (the
-	// server's answer is held back past it). Zero means 100ms.
+	// InjectedHookTimeout is the deadline of the injected hook timeout: the
+	// server's answer is held back (not merely slow) until the host has
+	// given up on it, so the outcome does not depend on how fast the
+	// machine is, and a longer deadline only makes the probe take longer.
+	// A subscription whose own timeout_ms is shorter keeps it. Zero means
+	// 100ms.
 	InjectedHookTimeout time.Duration
-	// SessionID and WorkspaceRoot go into initialize.
-	SessionID, WorkspaceRoot string
 }
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
+	if o.Transport == nil {
+		o.Transport = stdio.New(stdio.Options{Logger: o.Logger})
+	}
+	if o.Workspace == "" {
+		o.Workspace, _ = os.Getwd()
+	}
 	if o.HandshakeTimeout <= 0 {
 		o.HandshakeTimeout = 10 * time.Second
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
+	}
+	if o.PromptTimeout <= 0 {
+		o.PromptTimeout = time.Second
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 2 * time.Second
@@ -73,13 +113,34 @@ func (o Options) extOptions() host.ExtensionOptions {
 		Transport:        nil, // set by the caller
 		Logger:           o.Logger,
 		HandshakeTimeout: o.HandshakeTimeout,
+		PromptTimeout:    o.PromptTimeout,
 		StopGrace:        o.StopGrace,
 		MinBackoff:       10 * time.Millisecond,
 		MaxBackoff:       50 * time.Millisecond,
 		CrashLimit:       1 << 20,
 		SessionID:        o.SessionID,
-		WorkspaceRoot:    o.WorkspaceRoot,
+		WorkspaceRoot:    o.Workspace,
 	}
+}
+
+// grant applies Config and Env to g.
+func (o Options) grant(g host.Grant) (host.Grant, error) {
+	if o.Config != nil {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(o.Config, &obj); err != nil || obj == nil {
+			return host.Grant{}, fmt.Errorf("doctor: extension %s: Options.Config must be a JSON object: %s", g.Name, clip(string(o.Config)))
+		}
+		g.Config = slices.Clone(o.Config)
+	}
+	if len(o.Env) > 0 {
+		env := maps.Clone(g.Server.Env)
+		if env == nil {
+			env = make(map[string]string, len(o.Env))
+		}
+		maps.Copy(env, o.Env)
+		g.Server.Env = env
+	}
+	return g, nil
 }
 
 // A run is the state of one doctor run.
@@ -96,24 +157,56 @@ type run struct {
 	calls    atomic.Int64
 }
 
-// Run spawns the extension's server exactly as the runtime does (through
-// opts.Transport and [host.Extension], with the grant built from the
-// manifest), grades its handshake against the manifest, drives a round
-// trip per tool with example arguments, a cancellation and a clean
+// Run loads the package in pkgDir, builds the grant a session would give
+// it and grades its server: see [RunGrant]. The manifest is read without
+// executing anything (as [packaging.Load] always does) and the grant is
+// built by [hostgrant.FromManifest], with ${VAR} in the capabilityServer's
+// args and env expanded from the environment (as a session does; an unset
+// one is left as written) and opts.Config and opts.Env applied.
+//
+// The error is non-nil only when doctor itself cannot run: the package
+// has no valid manifest, or nothing to run. A broken extension is a
+// report with failed checks.
+func Run(ctx context.Context, pkgDir string, opts Options) (*Report, error) {
+	m, err := packaging.Load(pkgDir)
+	if err != nil {
+		return nil, fmt.Errorf("doctor %s: %w", pkgDir, err)
+	}
+	g, err := hostgrant.FromManifest(m)
+	if err != nil {
+		return nil, fmt.Errorf("doctor %s: %w", pkgDir, err)
+	}
+	hostgrant.ExpandServer(m.Name, &g.Server, os.LookupEnv)
+	return RunGrant(ctx, m, g, opts)
+}
+
+// RunGrant spawns the server of the extension m describes, under grant g,
+// exactly as the runtime does (through opts.Transport and
+// [host.Extension]), grades its handshake against the manifest, drives a
+// round trip per tool with example arguments, a cancellation and a clean
 // shutdown, then fires synthetic hook events and injects a hook timeout
 // and a server crash at every subscription. Every message in both
 // directions is validated against the YEP schema.
 //
+// g is the grant a session would run m with: a front-end that resolves an
+// installed extension's config and secrets passes the grant it built, so
+// the run is the one its users get. opts.Config and opts.Env are applied
+// over g.
+//
 // The error is non-nil only when doctor itself cannot run; a broken
 // extension is a report with failed checks.
-func Run(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Options) (*Report, error) {
-	if opts.Transport == nil {
-		return nil, errors.New("doctor: Options.Transport is required")
+func RunGrant(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Options) (*Report, error) {
+	if m == nil {
+		return nil, errors.New("doctor: RunGrant needs a manifest")
 	}
 	opts = opts.withDefaults()
-	s, err := compiledSchemas()
+	g, err := opts.grant(g)
 	if err != nil {
 		return nil, err
+	}
+	s, err := compiledSchemas()
+	if err != nil {
+		return nil, fmt.Errorf("doctor: %w", err)
 	}
 	d := &run{opts: opts, m: m, g: g, w: newWire(opts.Transport, s), examples: map[string]json.RawMessage{}}
 	d.r = &Report{Extension: g.Name, Version: g.Version, Dir: m.Dir}
@@ -289,7 +382,7 @@ func (d *run) checkPrompt(ctx context.Context) {
 		case req == nil:
 			d.r.add(GroupPrompt, "dynamic", Fail, "the host did not ask prompt/contribution (%v)", err)
 		case resp == nil:
-			d.r.add(GroupPrompt, "dynamic", Fail, "the server did not answer prompt/contribution within the host's prompt timeout (1s); the host falls back to the last good text")
+			d.r.add(GroupPrompt, "dynamic", Fail, "the server did not answer prompt/contribution within the host's prompt timeout (%s); the host falls back to the last good text", d.opts.PromptTimeout)
 		case resp.err != nil:
 			d.r.add(GroupPrompt, "dynamic", Fail, "prompt/contribution failed: %s; the host falls back to the last good text", resp.err.Error())
 		case text == p.Text && p.Text != "":

@@ -1,0 +1,32 @@
+module yolop.dev/doctor
+
+go 1.26.0
+
+require (
+	github.com/hashicorp/go-hclog v1.6.3
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	go.uber.org/goleak v1.3.0
+	golang.org/x/text v0.44.0
+	golang.org/x/tools v0.52.0
+	yolop.dev/core v0.0.0
+	yolop.dev/packaging v0.0.0
+	yolop.dev/transport/stdio v0.0.0
+)
+
+require (
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/gofrs/flock v0.13.2 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+	yolop.dev/internal v0.0.0 // indirect
+)
+
+replace (
+	yolop.dev/core => ../core
+	yolop.dev/internal => ../internal
+	yolop.dev/packaging => ../packaging
+	yolop.dev/transport/stdio => ../transport/stdio
+)
