@@ -459,7 +459,7 @@ func (d *run) checkCancel(ctx context.Context) {
 		d.r.add(GroupCancel, "cancel", Warn, "no served tool has example arguments to cancel; skipped")
 		return
 	}
-	inst := d.w.byPID(d.ext.PID())
+	inst := d.w.live()
 	if inst == nil {
 		d.r.add(GroupCancel, "cancel", Fail, "no server is running (it exited during the tool checks)")
 		return
@@ -565,7 +565,7 @@ func (d *run) checkCancelAnswer(ctx context.Context, name string, inst *tapInsta
 }
 
 func (d *run) checkShutdown() {
-	inst := d.w.byPID(d.ext.PID())
+	inst := d.w.live()
 	if inst == nil {
 		d.r.add(GroupShutdown, "shutdown", Fail, "no server is running to shut down (it exited on its own)")
 		return

@@ -112,7 +112,7 @@ func (ps *probeSession) ext() *host.Extension {
 }
 
 // instance returns the tapped instance of the running server.
-func (ps *probeSession) instance() *tapInstance { return ps.d.w.byPID(ps.ext().PID()) }
+func (ps *probeSession) instance() *tapInstance { return ps.d.w.live() }
 
 // fire calls the probe tool through the session and says what the host
 // did with the call.
@@ -327,7 +327,7 @@ func (d *run) probeCrash(ctx context.Context, ps *probeSession, want string, nor
 	crash := HookStep{Condition: condCrash}
 	inst := ps.instance()
 	pid := ps.ext().PID()
-	if inst == nil || pid == 0 {
+	if inst == nil {
 		crash.Outcome, crash.Status, crash.Detail = outError, Fail, "the server was not running for the crash probe"
 		return crash, HookStep{Condition: condAfterCrash, Outcome: outError, Status: Fail, Detail: "skipped"}
 	}
@@ -344,7 +344,9 @@ func (d *run) probeCrash(ctx context.Context, ps *probeSession, want string, nor
 	_, inFlight := d.w.waitFor(wctx, from, func(m *wireMsg) bool {
 		return m.conn == inst.n && m.dir == toServer && m.method == yep.MethodHookFire
 	})
-	if p, err := os.FindProcess(pid); err == nil {
+	if pid == 0 {
+		_ = inst.Kill() // no process (an in-process transport): end the instance
+	} else if p, err := os.FindProcess(pid); err == nil {
 		_ = p.Kill() // SIGKILL: the server gets no chance to answer
 	}
 	select {
@@ -371,7 +373,12 @@ func (d *run) probeCrash(ctx context.Context, ps *probeSession, want string, nor
 	// The next firing, once the host has noticed the crash: it respawns
 	// the server.
 	after := HookStep{Condition: condAfterCrash}
-	for ps.ext().PID() == pid && wctx.Err() == nil {
+	for wctx.Err() == nil {
+		// The host has noticed once the extension is no longer ready on
+		// the killed instance.
+		if st, _ := ps.ext().State(); st != host.StateReady || (ps.d.w.live() != nil && ps.d.w.live() != inst) {
+			break
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	// An extension with hooks is respawned eagerly, after a backoff; fire
@@ -380,7 +387,7 @@ func (d *run) probeCrash(ctx context.Context, ps *probeSession, want string, nor
 	rctx, rcancel := context.WithTimeout(ctx, d.opts.HandshakeTimeout+time.Second)
 	defer rcancel()
 	for rctx.Err() == nil {
-		if st, _ := ps.ext().State(); st == host.StateReady && ps.ext().PID() != 0 {
+		if st, _ := ps.ext().State(); st == host.StateReady && ps.d.w.live() != nil && ps.d.w.live() != inst {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -397,10 +404,10 @@ func (d *run) probeCrash(ctx context.Context, ps *probeSession, want string, nor
 		after.Detail = fmt.Sprintf("after the crash the host got no decision (%s): it did not get the server back", strings.TrimPrefix(errText+"; "+detail, "; "))
 	case normal.Decision == yep.DecisionBlock && dec != yep.DecisionBlock:
 		after.Status = Fail
-		after.Detail = fmt.Sprintf("the server answered block before the crash but %s after its restart (pid %d → %d): the hook fails open after a crash", dec, pid, newPID)
+		after.Detail = fmt.Sprintf("the server answered block before the crash but %s after its restart%s: the hook fails open after a crash", dec, pids(pid, newPID))
 	default:
 		after.Status = Pass
-		after.Detail = fmt.Sprintf("the host respawned the server in %s (pid %d → %d); it answered %s and the host %s", dur(respawn), pid, newPID, dec, did(out))
+		after.Detail = fmt.Sprintf("the host respawned the server in %s%s; it answered %s and the host %s", dur(respawn), pids(pid, newPID), dec, did(out))
 	}
 	return crash, after
 }
@@ -507,3 +514,12 @@ func effectiveTimeoutMS(sub host.HookGrant) int {
 // timeout_ms (host.ExtensionOptions.HookTimeout's default); doctor leaves
 // that option at its default.
 const hostHookTimeout = 5 * time.Second
+
+// pids renders a respawn's process ids, " (pid 12 → 34)", or nothing for a
+// transport without processes.
+func pids(before, after int) string {
+	if before == 0 && after == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d → %d)", before, after)
+}

@@ -116,16 +116,19 @@ func (w *wire) latest() *tapInstance {
 	return w.insts[len(w.insts)-1]
 }
 
-// byPID returns the instance running as process pid, or nil.
-func (w *wire) byPID(pid int) *tapInstance {
-	if pid == 0 {
-		return nil
-	}
+// live returns the newest instance whose server has not exited, or nil:
+// the one the extension is talking to (the doctor runs one extension, and
+// a respawn starts a new instance). It identifies the server on any
+// transport, with or without a process id.
+func (w *wire) live() *tapInstance {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i := len(w.insts) - 1; i >= 0; i-- {
-		if w.insts[i].PID() == pid {
-			return w.insts[i]
+	if n := len(w.insts); n > 0 {
+		t := w.insts[n-1]
+		select {
+		case <-t.Done():
+		default:
+			return t
 		}
 	}
 	return nil
