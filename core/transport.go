@@ -11,8 +11,10 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,6 +37,85 @@ type ServerSpec struct {
 	// PackageDir is the installed package directory; its bin/ is searched
 	// first. Empty means no package directory.
 	PackageDir string
+
+	// Transport names the transport that runs the server: "" or
+	// [TransportStdio] (a subprocess), [TransportWASM] (a WebAssembly
+	// module run in-process) or [TransportGoPlugin]. [Transports] routes a
+	// start by it.
+	Transport string
+	// Module is the absolute path of the WebAssembly module a wasm
+	// transport runs; Command is empty then.
+	Module string
+	// Mounts are the host directories a sandboxed server may see, each at
+	// the same path in the guest. Nil means none.
+	Mounts []Mount
+	// MaxMemoryMB caps a sandboxed server's memory. Zero means the
+	// transport's default.
+	MaxMemoryMB int
+}
+
+// A Mount is a host directory a sandboxed server may see.
+type Mount struct {
+	// Path is the host directory. A leading "${workspace}" is replaced with
+	// the session's workspace root at each start (see [ExpandMounts]).
+	Path string
+	// ReadOnly refuses writes below Path.
+	ReadOnly bool
+}
+
+// WorkspaceVar, at the start of a [Mount] path, stands for the session's
+// workspace root.
+const WorkspaceVar = "${workspace}"
+
+// ExpandMounts returns mounts with a leading [WorkspaceVar] replaced by
+// workspace. A mount of the workspace when there is none is dropped: a
+// sandboxed server never gets "/" by accident.
+func ExpandMounts(mounts []Mount, workspace string) []Mount {
+	var out []Mount
+	for _, m := range mounts {
+		if rest, ok := strings.CutPrefix(m.Path, WorkspaceVar); ok {
+			if workspace == "" {
+				continue
+			}
+			m.Path = workspace + rest
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Transport names in [ServerSpec].Transport.
+const (
+	TransportStdio    = "stdio"
+	TransportWASM     = "wasm"
+	TransportGoPlugin = "go-plugin"
+)
+
+// Transports is a [Transport] that starts each server with the transport
+// its [ServerSpec].Transport names ("" means [TransportStdio]). A name
+// with no entry fails with an error wrapping [ErrTransportUnavailable].
+type Transports map[string]Transport
+
+// ErrTransportUnavailable is wrapped by [Transports.Start] when the spec
+// names a transport this host was built without.
+var ErrTransportUnavailable = errors.New("transport not available")
+
+// Start implements [Transport].
+func (ts Transports) Start(ctx context.Context, spec ServerSpec) (Instance, error) {
+	name := spec.Transport
+	if name == "" {
+		name = TransportStdio
+	}
+	t := ts[name]
+	if t == nil {
+		have := make([]string, 0, len(ts))
+		for k := range ts {
+			have = append(have, k)
+		}
+		slices.Sort(have)
+		return nil, fmt.Errorf("extension %q runs over the %s transport: %w in this host (it has %s)", spec.Name, name, ErrTransportUnavailable, strings.Join(have, ", "))
+	}
+	return t.Start(ctx, spec)
 }
 
 // A Transport starts capability server instances.

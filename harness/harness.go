@@ -59,9 +59,14 @@ type Options struct {
 	// Crate is the crate fetcher's configuration (progress display, notes,
 	// user agent); its ConfigDir and, when nil, Logger are filled in.
 	Crate fetch.Crate
-	// Transport starts extension servers. Nil means [stdio.New] with
-	// Logger.
+	// Transport starts extension servers. Nil means [core.Transports]
+	// routing each server by its manifest's transport: "stdio" to
+	// [stdio.New] with Logger, and the others to Transports.
 	Transport core.Transport
+	// Transports adds transports by name (core.TransportWASM,
+	// core.TransportGoPlugin) to the default router; a binary registers
+	// the ones it is built with. Ignored when Transport is set.
+	Transports map[string]core.Transport
 	// Scrubber is the secret scrubber to fill, for a front-end that wraps
 	// its writers (and Logger's) before opening the harness. Nil means a
 	// new one.
@@ -165,7 +170,11 @@ func (h *Harness) Transport() core.Transport {
 	if h.o.Transport != nil {
 		return h.o.Transport
 	}
-	return stdio.New(stdio.Options{Logger: h.log})
+	ts := core.Transports{core.TransportStdio: stdio.New(stdio.Options{Logger: h.log})}
+	for name, t := range h.o.Transports {
+		ts[name] = t
+	}
+	return ts
 }
 
 // InstalledManifest returns the verified manifest of an installed

@@ -30,7 +30,18 @@ func Summary(m *Manifest) string {
 	}
 	fmt.Fprintf(&b, "  Protocol: %s\n", f.ProtocolVersion)
 	if s := f.CapabilityServer; s != nil {
-		fmt.Fprintf(&b, "  Server command: %s\n", commandLine(s.Command, s.Args))
+		switch s.TransportName() {
+		case "wasm":
+			fmt.Fprintf(&b, "  Server: WASM module %s (sandboxed: no network, no filesystem unless granted)\n", commandLine(s.Module, s.Args))
+			for _, m := range s.FS {
+				fmt.Fprintf(&b, "    filesystem: %s (%s)\n", m.Path, mountMode(m))
+			}
+			fmt.Fprintf(&b, "    memory cap: %d MiB\n", wasmMemory(s))
+		case "go-plugin":
+			fmt.Fprintf(&b, "  Server command: %s (over go-plugin)\n", commandLine(s.Command, s.Args))
+		default:
+			fmt.Fprintf(&b, "  Server command: %s\n", commandLine(s.Command, s.Args))
+		}
 		if len(s.Env) > 0 {
 			fmt.Fprintf(&b, "    env: %s\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
 		}
@@ -316,18 +327,88 @@ func (d *differ) protocol(old, next string) {
 func (d *differ) server(old, next *ServerCommand) {
 	switch {
 	case old == nil && next != nil:
-		d.wide("server command %s", commandLine(next.Command, next.Args))
+		d.wide("server command %s", commandLine(serverEntry(next), next.Args))
+		if t := next.TransportName(); t != "stdio" {
+			d.wide("server transport %s", t)
+		}
+		d.sandbox(&ServerCommand{}, next)
 		if len(next.Env) > 0 {
 			d.wide("server env %s", strings.Join(slices.Sorted(maps.Keys(next.Env)), ", "))
 		}
 	case old != nil && next == nil:
 		d.narrow("no capability server any more")
 	case old != nil && next != nil:
-		if old.Command != next.Command || !slices.Equal(old.Args, next.Args) {
-			d.wide("server command changed: %s → %s", commandLine(old.Command, old.Args), commandLine(next.Command, next.Args))
+		if ot, nt := old.TransportName(), next.TransportName(); ot != nt {
+			d.wide("server transport changed: %s → %s", ot, nt)
+		}
+		if old.Command != next.Command || old.Module != next.Module || !slices.Equal(old.Args, next.Args) {
+			d.wide("server command changed: %s → %s", commandLine(serverEntry(old), old.Args), commandLine(serverEntry(next), next.Args))
+		}
+		if next.TransportName() == "wasm" {
+			d.sandbox(old, next)
 		}
 		d.env(old.Env, next.Env, "server")
 	}
+}
+
+// serverEntry is what a server runs: its command, or its wasm module.
+func serverEntry(s *ServerCommand) string {
+	if s.Module != "" {
+		return s.Module
+	}
+	return s.Command
+}
+
+// sandbox compares what a WASM guest may reach: a new mount, or one that
+// became writable, widens; so does a higher memory cap.
+func (d *differ) sandbox(old, next *ServerCommand) {
+	om := map[string]Mount{}
+	for _, m := range old.FS {
+		om[m.Path] = m
+	}
+	seen := map[string]bool{}
+	for _, m := range next.FS {
+		seen[m.Path] = true
+		o, had := om[m.Path]
+		switch {
+		case !had:
+			d.wide("filesystem %s (%s) for the WASM guest", m.Path, mountMode(m))
+		case o.ReadOnly() && !m.ReadOnly():
+			d.wide("filesystem %s: now writable", m.Path)
+		case !o.ReadOnly() && m.ReadOnly():
+			d.narrow("filesystem %s: now read-only", m.Path)
+		}
+	}
+	for _, m := range old.FS {
+		if !seen[m.Path] {
+			d.narrow("filesystem %s removed", m.Path)
+		}
+	}
+	if next.TransportName() != "wasm" {
+		return
+	}
+	switch o, n := wasmMemory(old), wasmMemory(next); {
+	case old.TransportName() != "wasm":
+		d.wide("WASM memory cap %d MiB", n)
+	case n > o:
+		d.wide("WASM memory cap %d → %d MiB", o, n)
+	case n < o:
+		d.narrow("WASM memory cap %d → %d MiB", o, n)
+	}
+}
+
+func mountMode(m Mount) string {
+	if m.ReadOnly() {
+		return "read-only"
+	}
+	return "read-write"
+}
+
+func wasmMemory(s *ServerCommand) int {
+	if s.MaxMemoryMB > 0 {
+		return s.MaxMemoryMB
+	}
+	return DefaultWASMMemoryMB
 }
 
 // tools compares the tools by name: new and removed ones, and the

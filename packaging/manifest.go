@@ -82,13 +82,66 @@ type Facet struct {
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"`
 }
 
-// A ServerCommand is how to start a process: a bare command name (resolved
+// A ServerCommand is how to start the capability server. Over the stdio
+// and go-plugin transports it is a process: a bare command name (resolved
 // from the package's bin/, then PATH) or a path relative to the package.
+// Over the wasm transport it is a WebAssembly module inside the package,
+// run sandboxed: no filesystem but FS, no network, no host environment.
 type ServerCommand struct {
-	Command string            `json:"command"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
+	// Transport is "stdio" (the default when empty), "wasm" or
+	// "go-plugin". It is part of the approval: changing it widens.
+	Transport string            `json:"transport,omitempty"`
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	// Module is the package-relative path of the WebAssembly module
+	// (transport "wasm" only).
+	Module string `json:"module,omitempty"`
+	// FS lists the directories a WASM guest may see (transport "wasm"
+	// only); none by default.
+	FS []Mount `json:"fs,omitempty"`
+	// MaxMemoryMB caps a WASM guest's memory (transport "wasm" only); 0
+	// means DefaultWASMMemoryMB.
+	MaxMemoryMB int `json:"max_memory_mb,omitempty"`
 }
+
+// TransportName is the transport the server runs over: Transport, or
+// "stdio" when it is empty.
+func (s *ServerCommand) TransportName() string {
+	if s == nil || s.Transport == "" {
+		return "stdio"
+	}
+	return s.Transport
+}
+
+// A Mount is one directory a WASM guest may see: "${workspace}" (the
+// session's workspace root, optionally followed by /sub/dir) or
+// "${package}" (the package directory, likewise), read-only unless Mode is
+// "rw".
+type Mount struct {
+	Path string `json:"path"`
+	// Mode is "ro" (the default when empty) or "rw".
+	Mode string `json:"mode,omitempty"`
+}
+
+// ReadOnly reports whether the mount refuses writes.
+func (m Mount) ReadOnly() bool { return m.Mode != "rw" }
+
+// WASM sandbox limits.
+const (
+	// DefaultWASMMemoryMB is a WASM guest's memory cap when the manifest
+	// sets none.
+	DefaultWASMMemoryMB = 256
+	// MaxWASMMemoryMB is the largest cap a manifest may ask for: all of a
+	// wasm32 guest's address space.
+	MaxWASMMemoryMB = 4096
+)
+
+// Mount path variables.
+const (
+	WorkspaceVar = "${workspace}"
+	PackageVar   = "${package}"
+)
 
 // A Tool is one declared tool and its policy (spec D6).
 type Tool struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -237,8 +238,7 @@ func (c *checker) check() {
 	c.checkProtocol(f.ProtocolVersion)
 	needsServer := []string{}
 	if f.CapabilityServer != nil {
-		c.checkCommand("yolop.capabilityServer.command", f.CapabilityServer.Command, true)
-		c.checkArgs("yolop.capabilityServer.args", f.CapabilityServer.Args)
+		c.checkServer(f.CapabilityServer)
 	}
 	c.checkConfigSchema(f)
 
@@ -400,6 +400,97 @@ func (c *checker) checkArgs(field string, args []string) {
 // a relative path that stays inside the package, also after symlinks.
 // packageOnly is false for MCP stdio commands, where bare names such as npx
 // are the norm; the path rules are the same.
+// checkServer checks the capability server by transport: a command for
+// stdio and go-plugin, a module inside the package for wasm, and the
+// sandbox fields only where they mean something.
+func (c *checker) checkServer(s *ServerCommand) {
+	const f = "yolop.capabilityServer"
+	switch s.Transport {
+	case "", "stdio", "go-plugin":
+		c.checkCommand(f+".command", s.Command, true)
+		for field, set := range map[string]bool{"module": s.Module != "", "fs": len(s.FS) > 0, "max_memory_mb": s.MaxMemoryMB != 0} {
+			if set {
+				c.errf(nil, f+"."+field, "is only for transport \"wasm\" (this server runs over %s)", s.TransportName())
+			}
+		}
+	case "wasm":
+		if s.Command != "" {
+			c.errf(nil, f+".command", "a wasm server names its module instead; remove command and set module")
+		}
+		c.checkModule(f+".module", s.Module)
+		for i, m := range s.FS {
+			c.checkMount(fmt.Sprintf("%s.fs[%d]", f, i), m)
+		}
+		if s.MaxMemoryMB < 0 || s.MaxMemoryMB > MaxWASMMemoryMB {
+			c.errf(nil, f+".max_memory_mb", "%d is out of range: 1 to %d (0 or absent means %d)", s.MaxMemoryMB, MaxWASMMemoryMB, DefaultWASMMemoryMB)
+		}
+	default:
+		c.errf(nil, f+".transport", "%q is not a transport; want \"stdio\" (the default), \"wasm\" or \"go-plugin\"", s.Transport)
+	}
+	c.checkArgs(f+".args", s.Args)
+}
+
+// wasmMagic starts every WebAssembly binary module.
+var wasmMagic = []byte{0x00, 'a', 's', 'm'}
+
+// checkModule checks a wasm module path: relative, inside the package, an
+// existing regular file that starts with the WebAssembly magic.
+func (c *checker) checkModule(field, mod string) {
+	switch {
+	case mod == "":
+		c.errf(nil, field, "is empty; name the .wasm file inside the package, e.g. \"server.wasm\"")
+		return
+	case strings.ContainsRune(mod, 0):
+		c.errf(nil, field, "contains a NUL byte")
+		return
+	case filepath.IsAbs(mod) || strings.HasPrefix(mod, `\`):
+		c.errf(ErrEscapesPackage, field, "%q is an absolute path; name a file inside the package", mod)
+		return
+	}
+	clean := filepath.Clean(filepath.FromSlash(strings.ReplaceAll(mod, `\`, "/")))
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		c.errf(ErrEscapesPackage, field, "%q leaves the package directory through '..'", mod)
+		return
+	}
+	if err := c.resolvesInside(clean); err != nil {
+		c.errf(ErrEscapesPackage, field, "%q %v", mod, err)
+		return
+	}
+	f, err := os.Open(filepath.Join(c.root, clean))
+	if err != nil {
+		c.errf(nil, field, "%q: %v", mod, errors.Unwrap(err))
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		c.errf(nil, field, "%q is not a regular file", mod)
+		return
+	}
+	head := make([]byte, len(wasmMagic))
+	if n, _ := io.ReadFull(f, head); n < len(head) || !bytes.Equal(head, wasmMagic) {
+		c.errf(nil, field, "%q is not a WebAssembly module (it does not start with \\0asm)", mod)
+	}
+}
+
+// checkMount checks one directory a WASM guest may see.
+func (c *checker) checkMount(field string, m Mount) {
+	rest, ok := strings.CutPrefix(m.Path, WorkspaceVar)
+	if !ok {
+		rest, ok = strings.CutPrefix(m.Path, PackageVar)
+	}
+	switch {
+	case !ok:
+		c.errf(nil, field+".path", "%q must start with %s or %s: a sandboxed server sees the workspace or its own package, never other host paths", m.Path, WorkspaceVar, PackageVar)
+	case rest != "" && !strings.HasPrefix(rest, "/"):
+		c.errf(nil, field+".path", "%q: put a '/' after the variable", m.Path)
+	case slices.Contains(strings.Split(rest, "/"), ".."):
+		c.errf(ErrEscapesPackage, field+".path", "%q climbs out of its root through '..'", m.Path)
+	}
+	if m.Mode != "" && m.Mode != "ro" && m.Mode != "rw" {
+		c.errf(nil, field+".mode", "%q is not a mode; want \"ro\" (the default) or \"rw\"", m.Mode)
+	}
+}
+
 func (c *checker) checkCommand(field, cmd string, packageOnly bool) {
 	switch {
 	case cmd == "":

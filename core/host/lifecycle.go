@@ -126,6 +126,9 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	e.mu.Lock()
 	spec := e.grant.Server
 	spec.Env = maps.Clone(spec.Env)
+	// A sandbox mount of the workspace follows workspace/changed at the
+	// next start.
+	spec.Mounts = core.ExpandMounts(spec.Mounts, e.workspace)
 	config := e.grant.Config
 	verify := e.grant.Verify
 	e.mu.Unlock()

@@ -20,6 +20,37 @@ import (
 	"yolop.dev/packaging"
 )
 
+// serverSpec is how the runtime starts m's server: the command, or the
+// WASM module with its sandbox (mounts with ${package} resolved, ${workspace}
+// left for each start).
+func serverSpec(m *packaging.Manifest) core.ServerSpec {
+	cs := m.Yolop.CapabilityServer
+	spec := core.ServerSpec{
+		Name:        m.Name,
+		Command:     cs.Command,
+		Args:        slices.Clone(cs.Args),
+		Env:         cloneMap(cs.Env),
+		PackageDir:  m.Dir,
+		MaxMemoryMB: cs.MaxMemoryMB,
+	}
+	if cs.Transport != "" && cs.Transport != core.TransportStdio {
+		spec.Transport = cs.Transport
+	}
+	if cs.Module != "" {
+		spec.Module = filepath.Join(m.Dir, filepath.FromSlash(cs.Module))
+	}
+	for _, mt := range cs.FS {
+		p := mt.Path
+		if rest, ok := strings.CutPrefix(p, packaging.PackageVar); ok {
+			p = filepath.Join(m.Dir, filepath.FromSlash(rest))
+		} else if rest, ok := strings.CutPrefix(p, packaging.WorkspaceVar); ok {
+			p = core.WorkspaceVar + filepath.FromSlash(rest)
+		}
+		spec.Mounts = append(spec.Mounts, core.Mount{Path: p, ReadOnly: mt.ReadOnly()})
+	}
+	return spec
+}
+
 // FromManifest builds the static part of a Grant from a loaded (and, for an
 // installed package, verified) manifest: identity, server spec with the
 // package directory, tools, hooks, MCP servers, prompt, commands, skill
@@ -41,13 +72,7 @@ func FromManifest(m *packaging.Manifest) (host.Grant, error) {
 		Name:            m.Name,
 		Version:         m.Version,
 		ProtocolVersion: f.ProtocolVersion,
-		Server: core.ServerSpec{
-			Name:       m.Name,
-			Command:    f.CapabilityServer.Command,
-			Args:       slices.Clone(f.CapabilityServer.Args),
-			Env:        cloneMap(f.CapabilityServer.Env),
-			PackageDir: m.Dir,
-		},
+		Server:          serverSpec(m),
 		Status:       f.Status,
 		UIAsk:        f.UIAsk,
 		Trace:        f.Trace,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+	"yolop.dev/core"
 	"yolop.dev/core/host"
 	"yolop.dev/packaging"
 )
@@ -103,5 +104,32 @@ func TestFromManifestToolTimeout(t *testing.T) {
 func TestDefaultToolTimeoutInStep(t *testing.T) {
 	if got := time.Duration(packaging.DefaultToolTimeoutMS) * time.Millisecond; got != host.DefaultToolTimeout {
 		t.Errorf("packaging.DefaultToolTimeoutMS is %s, host.DefaultToolTimeout %s", got, host.DefaultToolTimeout)
+	}
+}
+
+// A wasm server's spec carries the transport, the module's absolute path
+// and its sandbox; ${package} is resolved, ${workspace} is left for each
+// start.
+func TestFromManifestWASMServer(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "server.wasm"), []byte{0, 'a', 's', 'm', 1, 0, 0, 0}, 0o644)
+	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(`{"name":"w","version":"1.0.0","yolop":{"protocol_version":"1.0",
+	  "capabilityServer":{"transport":"wasm","module":"server.wasm","fs":[{"path":"${workspace}/src","mode":"rw"},{"path":"${package}/data"}],"max_memory_mb":64},
+	  "tools":[{"name":"t"}]}}`), 0o644)
+	m, err := packaging.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := FromManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.Server
+	if s.Transport != core.TransportWASM || s.Module != filepath.Join(m.Dir, "server.wasm") || s.Command != "" || s.MaxMemoryMB != 64 {
+		t.Fatalf("spec = %+v", s)
+	}
+	want := []core.Mount{{Path: core.WorkspaceVar + string(filepath.Separator) + "src"}, {Path: filepath.Join(m.Dir, "data"), ReadOnly: true}}
+	if d := cmp.Diff(want, s.Mounts); d != "" {
+		t.Errorf("mounts (-want +got):\n%s", d)
 	}
 }
