@@ -17,7 +17,10 @@ func TestTransportsRouteBySpec(t *testing.T) {
 	started := map[string]int{}
 	tr := func(name string) core.Transport {
 		return &countingTransport{name: name, started: started, inner: &transporttest.Transport{Servers: map[string]transporttest.Server{
-			"x": func(ctx context.Context, stdin io.Reader, stdout io.Writer) error { _, err := io.Copy(io.Discard, stdin); return err },
+			"x": func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+				_, err := io.Copy(io.Discard, stdin)
+				return err
+			},
 		}}}
 	}
 	ts := core.Transports{core.TransportStdio: tr("stdio"), core.TransportWASM: tr("wasm")}

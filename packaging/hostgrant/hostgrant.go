@@ -73,10 +73,10 @@ func FromManifest(m *packaging.Manifest) (host.Grant, error) {
 		Version:         m.Version,
 		ProtocolVersion: f.ProtocolVersion,
 		Server:          serverSpec(m),
-		Status:       f.Status,
-		UIAsk:        f.UIAsk,
-		Trace:        f.Trace,
-		ConfigSchema: slices.Clone(f.ConfigSchema),
+		Status:          f.Status,
+		UIAsk:           f.UIAsk,
+		Trace:           f.Trace,
+		ConfigSchema:    slices.Clone(f.ConfigSchema),
 	}
 	for _, t := range f.Tools {
 		g.Tools = append(g.Tools, host.ToolGrant{
