@@ -37,6 +37,14 @@ type ServerSpec struct {
 	// PackageDir is the installed package directory; its bin/ is searched
 	// first. Empty means no package directory.
 	PackageDir string
+	// Checksum is the hex SHA-256 the executable Command resolves to must
+	// have: the digest the approval pinned for that file. A transport that
+	// checks what it executes (go-plugin, through its SecureConfig) refuses
+	// to start a file with another digest; transport/stdio leaves the check
+	// to the grant's per-spawn verification, which re-hashes a changed
+	// package. Empty means nothing is pinned: a path source, or a command
+	// found outside the package.
+	Checksum string
 
 	// Transport names the transport that runs the server: "" or
 	// [TransportStdio] (a subprocess), [TransportWASM] (a WebAssembly

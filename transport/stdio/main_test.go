@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"yolop.dev/core"
+	"yolop.dev/core/transporttest/conformance"
 	"yolop.dev/transport/stdio"
 )
 
@@ -40,6 +41,9 @@ func TestMain(m *testing.M) {
 	}
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(fakeServer(mode))
+	}
+	if b := os.Getenv(conformanceEnv); b != "" {
+		conformance.Main(b)
 	}
 	goleak.VerifyTestMain(m)
 }

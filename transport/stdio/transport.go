@@ -170,6 +170,22 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	return h, nil
 }
 
+// Resolve returns the absolute path of the executable Start would run for
+// spec: a bare name from the package's bin/ directory first, then from the
+// PATH of the server's scrubbed environment; a relative path below the
+// package directory. Its errors are Start's (command not found, not
+// executable, outside the package), naming the extension. A transport that
+// checks what it is about to execute (the go-plugin transport checksums
+// it) resolves with Resolve and then starts that absolute path.
+func (t *Transport) Resolve(spec core.ServerSpec) (string, error) {
+	opts := t.opts.withDefaults()
+	env, _, err := buildEnv(spec.Name, opts.Environ(), opts.BaseEnvAllowlist, spec.Env)
+	if err != nil {
+		return "", err
+	}
+	return resolveCommand(spec, lookupEnv(env, "PATH"))
+}
+
 // newProc creates the pipes and the bookkeeping of one instance.
 func newProc(name string, opts Options, secrets []string) (*proc, error) {
 	var files [6]*os.File

@@ -12,7 +12,12 @@ import (
 
 // Check records the goroutines running now and, when the test ends, fails
 // it if others are still running after a grace period.
-func Check(t testing.TB) {
+func Check(t testing.TB) { CheckIgnoring(t) }
+
+// CheckIgnoring is [Check] that also ignores goroutines whose stack
+// contains one of ignore: those a dependency keeps for the life of the
+// process, never one per test.
+func CheckIgnoring(t testing.TB, ignore ...string) {
 	t.Helper()
 	before := map[string]bool{}
 	for _, g := range goroutines() {
@@ -23,7 +28,7 @@ func Check(t testing.TB) {
 		for {
 			var leaked []string
 			for _, g := range goroutines() {
-				if !before[g.id] && !ignorable(g.stack) {
+				if !before[g.id] && !ignorable(g.stack) && !matchesAny(g.stack, ignore) {
 					leaked = append(leaked, g.stack)
 				}
 			}
@@ -80,6 +85,15 @@ func ignorable(stack string) bool {
 		"testing.runFuzzing",
 	} {
 		if strings.Contains(stack, s) && !strings.Contains(stack, "yolop.dev/") {
+			return true
+		}
+	}
+	return false
+}
+
+func matchesAny(stack string, subs []string) bool {
+	for _, s := range subs {
+		if strings.Contains(stack, s) {
 			return true
 		}
 	}
