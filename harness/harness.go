@@ -67,6 +67,10 @@ type Options struct {
 	// core.TransportGoPlugin) to the default router; a binary registers
 	// the ones it is built with. Ignored when Transport is set.
 	Transports map[string]core.Transport
+	// Version is the running yolop's version: a manifest whose
+	// engines.yolop it does not satisfy is refused at install and not run.
+	// Empty skips the check.
+	Version string
 	// Scrubber is the secret scrubber to fill, for a front-end that wraps
 	// its writers (and Logger's) before opening the harness. Nil means a
 	// new one.
@@ -130,6 +134,7 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 			packaging.SourceCrate: crate,
 		},
 		SecretsChanged: h.ReloadScrubber,
+		HostVersion:    o.Version,
 	})
 	h.ReloadScrubber(ctx)
 	return h, nil

@@ -48,6 +48,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a.h, a.herr = harness.Open(ctx, harness.Options{
 		Logger:       a.log,
 		Scrubber:     scrub,
+		Version:      version,
 		AllowFileGit: os.Getenv(allowFileGitEnv) == "1",
 		Crate:        fetch.Crate{UserAgent: "yolop/" + version, Progress: a.progress, Notes: a.stderr},
 	})

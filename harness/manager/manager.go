@@ -46,6 +46,10 @@ type Options struct {
 	// deleted secrets (setup on enable, remove), e.g. to reload a
 	// scrubber.
 	SecretsChanged func(ctx context.Context)
+	// HostVersion is the running yolop's version, checked against each
+	// manifest's engines.yolop at install, enable and session start. Empty
+	// skips the check.
+	HostVersion string
 }
 
 // A Manager manages installed extensions. It holds no state of its own
@@ -190,6 +194,9 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 		Repair:    req.repair,
 		Name:      req.Name,
 		Approve: func(next, prev *packaging.Manifest, ch packaging.Change) error {
+			if err := next.CheckEngines(m.o.HostVersion); err != nil {
+				return err // nothing to approve: it would not run here
+			}
 			p := proposal(src, next, prev, ch)
 			switched := false
 			if old, ok := prevSources[next.Name]; ok && prev != nil && !old.SameSource(src) {
@@ -340,6 +347,9 @@ func (m *Manager) Enable(ctx context.Context, name string) (host.Grant, error) {
 // required config fields that are unset are asked for through ask first.
 func (m *Manager) EnableWith(ctx context.Context, name string, ask host.AskSink) (host.Grant, error) {
 	v, err := m.o.Store.VerifyInstalled(ctx, name)
+	if err == nil {
+		err = v.Manifest.CheckEngines(m.o.HostVersion)
+	}
 	if err != nil {
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
@@ -421,6 +431,9 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			continue
 		}
 		v, err := m.o.Store.VerifyInstalled(ctx, e.Name)
+		if err == nil {
+			err = v.Manifest.CheckEngines(m.o.HostVersion)
+		}
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
