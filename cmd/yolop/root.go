@@ -94,11 +94,12 @@ func (a *app) rootCmd() *cobra.Command {
 		Use:           "yolop",
 		Short:         "The yolop extension host",
 		Long:          "yolop installs, approves, runs and talks to capability servers: extension processes speaking YEP (JSON-RPC 2.0 over stdio).",
-		Version:       version,
+		Version:       currentBuild().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd())
+	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd())
+	root.SetVersionTemplate("{{.Version}}")
 	for _, c := range a.extraCommands() {
 		root.AddCommand(c)
 	}
