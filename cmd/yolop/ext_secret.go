@@ -42,11 +42,12 @@ is typed with echo off; with --stdin one line is read from standard input
 
 The value is never accepted as an argument: arguments stay in shell
 history and are visible to other users in ps.`,
+		Annotations: map[string]string{"args": argsCustom},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 2 {
 				return errors.New("refusing a secret given on the command line: it would stay in your shell history and show in ps. Run `yolop ext secret set <name> <field>` and type it, or pipe it with --stdin")
 			}
-			return cobra.ExactArgs(2)(cmd, args)
+			return a.positional(cmd)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
@@ -58,7 +59,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(a.stderr, "yolop:", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "yolop ") {
+			msg = "yolop: " + msg // a message that names its command needs no prefix
+		}
+		fmt.Fprintln(a.stderr, msg)
 		var ec exitCoder
 		if asExitCoder(err, &ec) {
 			return ec.ExitCode()
@@ -103,5 +108,6 @@ func (a *app) rootCmd() *cobra.Command {
 	for _, c := range a.extraCommands() {
 		root.AddCommand(c)
 	}
+	a.strictTree(root)
 	return root
 }

@@ -261,6 +261,14 @@ func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out
 // needs consent; a narrowing one is applied. A package whose store copy was
 // changed on disk is re-fetched and needs consent as a fresh install.
 func (m *Manager) Update(ctx context.Context, name string, consent Consent) (*Outcome, error) {
+	return m.UpdateFrom(ctx, name, "", consent)
+}
+
+// UpdateFrom is [Manager.Update] of a crate source from another sparse
+// registry ("sparse+URL"; empty means the recorded one): a crate that moved
+// registries, or a mirror. The new registry is recorded in the lock, and
+// the change of source needs consent like any other.
+func (m *Manager) UpdateFrom(ctx context.Context, name, registry string, consent Consent) (*Outcome, error) {
 	lock, err := m.o.Store.ReadLock(ctx)
 	if err != nil {
 		return nil, err
@@ -274,6 +282,12 @@ func (m *Manager) Update(ctx context.Context, name string, consent Consent) (*Ou
 		return nil, fmt.Errorf("update %s: the recorded source %q no longer parses: %w", name, e.Source, err)
 	}
 	req := InstallRequest{Name: name, Registry: e.Registry, Consent: consent}
+	if registry != "" {
+		if src.Kind != packaging.SourceCrate {
+			return nil, fmt.Errorf("update %s: --registry applies to crate sources; %s is installed from %s", name, name, e.Source)
+		}
+		src.Registry, req.Registry = registry, registry
+	}
 	_, verr := m.o.Store.VerifyInstalled(ctx, name)
 	out, err := m.install(ctx, src, req)
 	if err != nil || verr == nil || !out.Unchanged || src.Kind == packaging.SourcePath {
