@@ -23,6 +23,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -89,6 +90,7 @@ type Harness struct {
 	resolver *config.Resolver
 	scrub    *config.Scrubber
 	mgr      *manager.Manager
+	args     packaging.ArgsValidator
 	// live is the running session, if any, so a secret saved through
 	// set_extension_secret reaches its extension at once.
 	live atomic.Pointer[host.Session]
@@ -397,6 +399,7 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		SessionID:     id,
 		WorkspaceRoot: ws,
 		ToolTimeout:   toolTimeout,
+		CheckArgs:     h.CheckArgs,
 		Extension:     host.ExtensionOptions{Scrub: h.scrub.Scrub},
 	})
 	h.live.Store(s.Session)
@@ -404,6 +407,15 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		s.stopWatch = h.watchConfig(s.Session, o.OnConfigChange)
 	}
 	return s, warnings
+}
+
+// CheckArgs validates a tool call's arguments against the tool's approved
+// input_schema (see [packaging.ArgsValidator]): a missing required field or
+// a misspelt one is an error naming it, before hooks or the server see the
+// call. Every front-end's session uses it; a tool with no schema takes any
+// object.
+func (h *Harness) CheckArgs(def host.ToolDef, args json.RawMessage) error {
+	return h.args.Validate(def.InputSchema, args)
 }
 
 // watchConfig applies changes to settings.toml and connections.toml to

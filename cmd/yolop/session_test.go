@@ -176,3 +176,17 @@ func TestREPLHintsFollowTheSentinels(t *testing.T) {
 	}
 	mustContain(t, "session", out, `no tool "nosuch" in this session; /tools lists them`, "/commands lists them", "/status lists the extensions")
 }
+
+// Arguments are checked against the tool's approved input_schema before
+// they leave the host: a missing or misspelt field is an error naming it,
+// and the server is never called.
+func TestCallArgumentsAreValidated(t *testing.T) {
+	pkg := echoPackage(t)
+	script := `/call echo {"txt":"hi"}` + "\n" + `/call count {"n":"three"}` + "\n/status\n" + `/call echo {"text":"ok"}` + "\n/quit\n"
+	out, errOut, code := cli(t, script, "session", "--ext", pkg, "--no-enabled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	mustContain(t, "session", out, `arguments of tool "echo": `, "missing property 'text'", `txt: unknown argument (did you mean "text"?)`,
+		`arguments of tool "count": n:`, "calls=0", "\nok\n")
+}
