@@ -42,6 +42,7 @@ import (
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
+	"yolop.dev/registry/cratesio"
 	"yolop.dev/transport/stdio"
 )
 
@@ -91,6 +92,7 @@ type Harness struct {
 	scrub    *config.Scrubber
 	mgr      *manager.Manager
 	args     packaging.ArgsValidator
+	crate    fetch.Crate
 	// live is the running session, if any, so a secret saved through
 	// set_extension_secret reaches its extension at once.
 	live atomic.Pointer[host.Session]
@@ -126,6 +128,7 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 	if crate.Logger == nil {
 		crate.Logger = log
 	}
+	h.crate = crate
 	h.mgr = manager.New(manager.Options{
 		Store:        h.store,
 		Settings:     h.settings,
@@ -140,6 +143,18 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 	})
 	h.ReloadScrubber(ctx)
 	return h, nil
+}
+
+// Registry returns the registry client for registry ("sparse+URL"; empty
+// means [extensions] registry in settings.toml, else crates.io).
+func (h *Harness) Registry(ctx context.Context, registry string) (*cratesio.Client, error) {
+	if registry == "" {
+		var err error
+		if registry, err = h.settings.Registry(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return h.crate.Client(ctx, registry)
 }
 
 // ConfigDir is the config directory.
