@@ -27,7 +27,7 @@ See docs/extensions.md for sources, consent, settings.toml and list output.`,
 	cmd.AddCommand(
 		a.extInstallCmd(), a.extListCmd(), a.extEnableCmd(), a.extDisableCmd(),
 		a.extUpdateCmd(), a.extRemoveCmd(),
-		a.extDoctorCmd(), a.extPackCmd(), a.extSecretCmd(), a.extConfigCmd(), a.extSearchCmd(),
+		a.extDoctorCmd(), a.extPackCmd(), a.extSecretCmd(), a.extConfigCmd(), a.extSearchCmd(), a.extInfoCmd(),
 	)
 	return cmd
 }
