@@ -30,8 +30,10 @@ func TestExtInfo(t *testing.T) {
 	mustContain(t, "info after widening", out, "approval: manifest changed — needs approval", "new tool shout")
 	var in struct {
 		Name, Approval, Pending string
-		Installed              bool
-		Lock                   struct{ ContentHash string `json:"content_hash"` }
+		Installed               bool
+		Lock                    struct {
+			ContentHash string `json:"content_hash"`
+		}
 	}
 	js, _, _ := cli(t, "", "ext", "info", "echo", "--json")
 	if err := json.Unmarshal([]byte(js), &in); err != nil || !in.Installed || in.Lock.ContentHash == "" || !strings.Contains(in.Pending, "shout") {
