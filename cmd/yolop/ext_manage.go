@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"yolop.dev/harness/builtin"
 	"yolop.dev/harness/manager"
@@ -31,7 +32,7 @@ func (a *app) consent(yes bool, rerun string) manager.Consent {
 			return nil
 		}
 		f, ok := a.stdin.(*os.File)
-		if !ok || !isTerminal(f) {
+		if !ok || !term.IsTerminal(int(f.Fd())) {
 			return fmt.Errorf("%w: there is no terminal to ask on, and nothing was changed; read the summary above, then re-run with --yes to approve it:\n  %s --yes", packaging.ErrNotApproved, rerun)
 		}
 		fmt.Fprintf(a.stdout, "%s %s? [y/N] ", verb, p.Name)

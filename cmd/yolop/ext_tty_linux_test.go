@@ -19,10 +19,13 @@ import (
 // pseudo-terminal.
 func openPTY(t *testing.T) (ptmx, tty *os.File) {
 	t.Helper()
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	// Non-blocking descriptors are served by the runtime's poller, so
+	// closing them ends a pending read (no goroutine outlives the test).
+	pfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminals here: %v", err)
 	}
+	ptmx = os.NewFile(uintptr(pfd), "/dev/ptmx")
 	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
 		ptmx.Close()
 		t.Skipf("unlockpt: %v", err)
@@ -32,11 +35,13 @@ func openPTY(t *testing.T) (ptmx, tty *os.File) {
 		ptmx.Close()
 		t.Skipf("ptsname: %v", err)
 	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	// The terminal end stays blocking, as a real terminal is.
+	tfd, err := unix.Open(fmt.Sprintf("/dev/pts/%d", n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		ptmx.Close()
 		t.Skipf("opening the terminal end: %v", err)
 	}
+	tty = os.NewFile(uintptr(tfd), fmt.Sprintf("/dev/pts/%d", n))
 	t.Cleanup(func() { tty.Close(); ptmx.Close() })
 	return ptmx, tty
 }

@@ -27,6 +27,9 @@ type app struct {
 	// opened (herr).
 	h    *harness.Harness
 	herr error
+	// ttyOut is stdout when it is a file (it may be a terminal, for the
+	// REPL's line editor).
+	ttyOut *os.File
 }
 
 // harness returns the harness over the config directory.
@@ -45,6 +48,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		stderr: scrub.Writer(stderr),
 		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: scrub.Writer(stderr), Level: level}),
 		scrub:  scrub,
+	}
+	if f, ok := stdout.(*os.File); ok {
+		a.ttyOut = f
 	}
 	a.h, a.herr = harness.Open(ctx, harness.Options{
 		Logger:       a.log,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"yolop.dev/core"
@@ -140,6 +141,9 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	}
 	inst, err := e.opts.Transport.Start(ctx, spec)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), fmt.Sprintf("extension %q", e.grant.Name)) {
+			return nil, err // the transport's error names the extension already
+		}
 		return nil, fmt.Errorf("starting extension %q: %w", e.grant.Name, err)
 	}
 	p := &process{inst: inst, exited: make(chan struct{})}

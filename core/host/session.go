@@ -172,7 +172,9 @@ func (s *Session) Start(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			if err := e.Start(ctx); err != nil {
-				s.log.Warn("extension did not start", "extension", e.ExtName(), "error", err)
+				// Returned to the caller to show; logged for debugging only,
+				// so a front-end does not print it twice.
+				s.log.Debug("extension did not start", "extension", e.ExtName(), "error", err)
 				errs[i] = err
 			}
 		}()
