@@ -34,7 +34,9 @@ func TestREPLOnATerminal(t *testing.T) {
 	}()
 	var errb syncBuf
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), []string{"session", "--ext", pkg, "--no-enabled"}, tty, tty, &errb) }()
+	go func() {
+		done <- run(context.Background(), []string{"session", "--ext", pkg, "--no-enabled"}, tty, tty, &errb)
+	}()
 	typeIn := func(s string) {
 		t.Helper()
 		if _, err := ptmx.Write([]byte(s)); err != nil {
@@ -52,7 +54,7 @@ func TestREPLOnATerminal(t *testing.T) {
 		}
 	}
 	waitScreen("yolop> ", 1)
-	typeIn("/call ec\t")                         // completes to "/call echo "
+	typeIn("/call ec\t")                           // completes to "/call echo "
 	typeIn(`{"text":"abX` + "\x7f" + `c"}` + "\r") // backspace removes X
 	waitScreen("\r\nabc\r\n", 1)
 	typeIn("\x1b[A\r") // up arrow: the same line again
@@ -123,7 +125,9 @@ func TestREPLSecretAnswerIsNotEchoed(t *testing.T) {
 	}()
 	var errb syncBuf
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), []string{"session", "--ext", dir, "--no-enabled"}, tty, tty, &errb) }()
+	go func() {
+		done <- run(context.Background(), []string{"session", "--ext", dir, "--no-enabled"}, tty, tty, &errb)
+	}()
 	wait := func(want string) {
 		t.Helper()
 		deadline := time.Now().Add(2 * time.Minute)
