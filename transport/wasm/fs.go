@@ -76,6 +76,9 @@ type sysfsConfig = sysfs.FSConfig
 type rootFS struct {
 	experimentalsys.UnimplementedFS
 	root *os.Root
+	// readOnly refuses every change with EROFS (wazero's ReadFS answers
+	// an open for writing with ENOSYS, which reads as a missing feature).
+	readOnly bool
 }
 
 // mountFS returns the file system for m; the caller closes the root.
@@ -84,11 +87,7 @@ func mountFS(m Mount) (experimentalsys.FS, *os.Root, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidMount, err)
 	}
-	var f experimentalsys.FS = &rootFS{root: root}
-	if m.ReadOnly {
-		f = &sysfs.ReadFS{FS: f}
-	}
-	return f, root, nil
+	return &rootFS{root: root, readOnly: m.ReadOnly}, root, nil
 }
 
 // name turns a guest path relative to the mount into a name for the root.
@@ -151,6 +150,16 @@ func toOSFlag(f experimentalsys.Oflag) int {
 // supplies reads, writes, seeks and directory listing over it.
 func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	n := name(p)
+	if r.readOnly {
+		writes := flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR) != 0 ||
+			flag&(experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_APPEND) != 0
+		if writes {
+			if flag&experimentalsys.O_DIRECTORY != 0 {
+				return nil, experimentalsys.EISDIR
+			}
+			return nil, experimentalsys.EROFS
+		}
+	}
 	if flag&experimentalsys.O_NOFOLLOW != 0 {
 		if fi, err := r.root.Lstat(n); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, experimentalsys.ELOOP
@@ -214,21 +223,33 @@ func (r *rootFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 
 // Mkdir implements [experimentalsys.FS].
 func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	return errno(r.root.Mkdir(name(p), perm))
 }
 
 // Chmod implements [experimentalsys.FS].
 func (r *rootFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	return errno(r.root.Chmod(name(p), perm))
 }
 
 // Rename implements [experimentalsys.FS].
 func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	return errno(r.root.Rename(name(from), name(to)))
 }
 
 // Rmdir implements [experimentalsys.FS].
 func (r *rootFS) Rmdir(p string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	fi, err := r.root.Lstat(name(p))
 	if err != nil {
 		return errno(err)
@@ -241,6 +262,9 @@ func (r *rootFS) Rmdir(p string) experimentalsys.Errno {
 
 // Unlink implements [experimentalsys.FS].
 func (r *rootFS) Unlink(p string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	fi, err := r.root.Lstat(name(p))
 	if err != nil {
 		return errno(err)
@@ -253,6 +277,9 @@ func (r *rootFS) Unlink(p string) experimentalsys.Errno {
 
 // Link implements [experimentalsys.FS].
 func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	return errno(r.root.Link(name(oldPath), name(newPath)))
 }
 
@@ -260,6 +287,9 @@ func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
 // following it later is confined to the mount like every other path, and
 // an absolute target is refused, as WASI path resolution requires.
 func (r *rootFS) Symlink(oldPath, link string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	if path.IsAbs(oldPath) {
 		return experimentalsys.EPERM
 	}
@@ -277,6 +307,9 @@ func (r *rootFS) Readlink(p string) (string, experimentalsys.Errno) {
 
 // Utimens implements [experimentalsys.FS].
 func (r *rootFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
 	n := name(p)
 	if atim == experimentalsys.UTIME_OMIT || mtim == experimentalsys.UTIME_OMIT {
 		st, e := r.Stat(p)

@@ -32,6 +32,9 @@ var (
 	echoWasm string
 	// guestWasm is internal/testguest, the sandbox prober.
 	guestWasm string
+	// loopWasm is core's ndjsonloop, the benchmark's floor, built for
+	// wasip1: the smallest guest, for tests that compile many times.
+	loopWasm string
 	// sharedCache is the compile cache most tests share, so that each
 	// guest is compiled once per test binary rather than once per test.
 	sharedCache string
@@ -50,9 +53,11 @@ func TestMain(m *testing.M) {
 	sharedCache = filepath.Join(dir, "cache")
 	echoWasm = filepath.Join(dir, "echo.wasm")
 	guestWasm = filepath.Join(dir, "testguest.wasm")
+	loopWasm = filepath.Join(dir, "ndjsonloop.wasm")
 	for _, b := range []struct{ pkg, out string }{
 		{"yolop.dev/core/examples/echo", echoWasm},
 		{"yolop.dev/transport/wasm/internal/testguest", guestWasm},
+		{"yolop.dev/core/internal/testservers/ndjsonloop", loopWasm},
 	} {
 		if err := buildGuest(b.pkg, b.out); err != nil {
 			fmt.Fprintln(os.Stderr, err)
