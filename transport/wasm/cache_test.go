@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,6 +16,82 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/transport/wasm"
 )
+
+// tinyModule returns a minimal WASI command, encoded here by hand: its
+// _start writes "ok\n" to stdout with fd_write and returns. It compiles
+// in a moment, where a Go guest takes seconds (many more under -race), so
+// the tests that compile over and over use it.
+func tinyModule(t *testing.T) string {
+	t.Helper()
+	vec := func(items ...[]byte) []byte {
+		out := uleb(uint32(len(items)))
+		for _, it := range items {
+			out = append(out, it...)
+		}
+		return out
+	}
+	str := func(s string) []byte { return append(uleb(uint32(len(s))), s...) }
+	section := func(id byte, body []byte) []byte {
+		return append(append([]byte{id}, uleb(uint32(len(body)))...), body...)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+	code := []byte{
+		0x00,       // no locals
+		0x41, 0x01, // i32.const 1 (stdout)
+		0x41, 0x10, // i32.const 16 (the iovec)
+		0x41, 0x01, // i32.const 1 (one iovec)
+		0x41, 0x20, // i32.const 32 (where nwritten goes)
+		0x10, 0x00, // call fd_write
+		0x1a, // drop the errno
+		0x0b, // end
+	}
+	data := append([]byte("ok\n"), make([]byte, 13)...)
+	data = append(data, 0, 0, 0, 0, 3, 0, 0, 0) // iovec{buf: 0, len: 3}
+	bin := cat([]byte("\x00asm\x01\x00\x00\x00"),
+		section(1, vec( // types: fd_write's, and _start's
+			[]byte{0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7f},
+			[]byte{0x60, 0, 0})),
+		section(2, vec(cat(str("wasi_snapshot_preview1"), str("fd_write"), []byte{0x00, 0x00}))),
+		section(3, vec([]byte{0x01})),
+		section(5, vec([]byte{0x00, 0x01})), // one memory of one page
+		section(7, vec(cat(str("_start"), []byte{0x00, 0x01}), cat(str("memory"), []byte{0x02, 0x00}))),
+		section(10, vec(append(uleb(uint32(len(code))), code...))),
+		section(11, vec(cat([]byte{0x00, 0x41, 0x00, 0x0b}, uleb(uint32(len(data))), data))),
+	)
+	p := filepath.Join(t.TempDir(), "tiny.wasm")
+	if err := os.WriteFile(p, bin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func uleb(v uint32) []byte {
+	var out []byte
+	for {
+		b := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(out, b)
+		}
+		out = append(out, b|0x80)
+	}
+}
+
+// startTiny starts the tiny module on tr and checks what it writes and
+// that it ends cleanly.
+func startTiny(t *testing.T, tr *wasm.Transport, module string) {
+	t.Helper()
+	inst := start(t, tr, "tiny", module, nil)
+	out, err := io.ReadAll(inst.Stdout())
+	if err != nil || string(out) != "ok\n" {
+		t.Fatalf("tiny module wrote %q, %v", out, err)
+	}
+	waitDone(t, inst, "the tiny module")
+	if err := inst.Err(); err != nil {
+		t.Fatalf("tiny module: %v", err)
+	}
+}
 
 // startLoop starts the ndjsonloop guest on tr and checks one round trip.
 func startLoop(t *testing.T, tr *wasm.Transport) {
@@ -37,18 +114,19 @@ func wantStats(t *testing.T, what string, tr *wasm.Transport, want wasm.Stats) {
 // TestMemoryCache checks that concurrent Starts of one module on one
 // Transport compile it once.
 func TestMemoryCache(t *testing.T) {
+	module := tinyModule(t)
 	tr := newTransport(t, wasm.Options{CacheDir: "-"})
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "loop", Command: loopWasm})
+			inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "tiny", Command: module})
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			defer inst.Kill()
-			if err := loopRoundTrip(inst, "concurrent"); err != nil {
-				t.Error(err)
+			if out, err := io.ReadAll(inst.Stdout()); err != nil || string(out) != "ok\n" {
+				t.Errorf("tiny module wrote %q, %v", out, err)
 			}
 		})
 	}
@@ -128,19 +206,20 @@ func TestDiskCacheTampered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cache")
-			startLoop(t, newTransport(t, wasm.Options{CacheDir: dir}))
+			module := tinyModule(t)
+			startTiny(t, newTransport(t, wasm.Options{CacheDir: dir}), module)
 			code, sums := cacheFiles(t, dir)
 			tc.tamper(t, dir, code[0], sums[0])
 
 			log, buf := captureLogger()
 			tr := newTransport(t, wasm.Options{CacheDir: dir, Logger: log})
-			startLoop(t, tr)
+			startTiny(t, tr, module)
 			wantStats(t, "after the tampering", tr, wasm.Stats{Compiled: 1, Discarded: 1})
 			if !strings.Contains(buf.String(), "failed its check; discarding and rebuilding it") {
 				t.Errorf("the discarded entry was not logged:\n%s", buf.String())
 			}
 			again := newTransport(t, wasm.Options{CacheDir: dir})
-			startLoop(t, again)
+			startTiny(t, again, module)
 			wantStats(t, "the rebuilt entry", again, wasm.Stats{DiskHits: 1})
 		})
 	}
@@ -150,19 +229,20 @@ func TestDiskCacheTampered(t *testing.T) {
 // wazero cannot deserialise (a holder of the key wrote garbage): the
 // compile falls back to a rebuild rather than failing.
 func TestDiskCacheUnloadable(t *testing.T) {
+	module := tinyModule(t)
 	dir := filepath.Join(t.TempDir(), "cache")
 	key := bytes.Repeat([]byte{42}, 32)
-	startLoop(t, newTransport(t, wasm.Options{CacheDir: dir, CacheKey: key}))
+	startTiny(t, newTransport(t, wasm.Options{CacheDir: dir, CacheKey: key}), module)
 	code, _ := cacheFiles(t, dir)
 	truncate(t, code[0], 0.5)
 	if err := wasm.ResealForTest(dir, key); err != nil {
 		t.Fatal(err)
 	}
 	tr := newTransport(t, wasm.Options{CacheDir: dir, CacheKey: key})
-	startLoop(t, tr)
+	startTiny(t, tr, module)
 	wantStats(t, "an entry wazero cannot load", tr, wasm.Stats{Compiled: 1, Discarded: 1})
 	again := newTransport(t, wasm.Options{CacheDir: dir, CacheKey: key})
-	startLoop(t, again)
+	startTiny(t, again, module)
 	wantStats(t, "the rebuilt entry", again, wasm.Stats{DiskHits: 1})
 }
 
@@ -171,26 +251,28 @@ func TestDiskCacheUnloadable(t *testing.T) {
 // (restored from elsewhere) cannot feed code to a host whose key lives
 // outside it.
 func TestDiskCacheKey(t *testing.T) {
+	module := tinyModule(t)
 	dir := filepath.Join(t.TempDir(), "cache")
-	startLoop(t, newTransport(t, wasm.Options{CacheDir: dir}))
+	startTiny(t, newTransport(t, wasm.Options{CacheDir: dir}), module)
 	own := newTransport(t, wasm.Options{CacheDir: dir, CacheKey: []byte("a key kept in the config directory")})
-	startLoop(t, own)
+	startTiny(t, own, module)
 	wantStats(t, "an entry sealed under the directory's key", own, wasm.Stats{Compiled: 1, Discarded: 1})
 	again := newTransport(t, wasm.Options{CacheDir: dir, CacheKey: []byte("a key kept in the config directory")})
-	startLoop(t, again)
+	startTiny(t, again, module)
 	wantStats(t, "the resealed entry", again, wasm.Stats{DiskHits: 1})
 }
 
 // TestDiskCacheNotPrivate checks that a cache directory other users may
 // write to is not used, and that this is no error.
 func TestDiskCacheNotPrivate(t *testing.T) {
+	module := tinyModule(t)
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	log, buf := captureLogger()
 	tr := newTransport(t, wasm.Options{CacheDir: dir, Logger: log})
-	startLoop(t, tr)
+	startTiny(t, tr, module)
 	wantStats(t, "a shared directory", tr, wasm.Stats{Compiled: 1})
 	if !strings.Contains(buf.String(), "writable by other users") {
 		t.Errorf("the refusal was not logged:\n%s", buf.String())

@@ -138,9 +138,9 @@ var wazeroVersion = func() string {
 }()
 
 // entryID names the cache directory of a module.
-func entryID(digest [32]byte) string {
+func entryID(digest [32]byte, guarded bool) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%x\x00%s\x00%s/%s\x00close-on-context-done\x00", cacheLayout, digest, wazeroVersion, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(h, "%s\x00%x\x00%s\x00%s/%s\x00close-on-context-done=%v\x00", cacheLayout, digest, wazeroVersion, runtime.GOOS, runtime.GOARCH, guarded)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -151,8 +151,8 @@ type entry struct {
 	lock *flock.Flock
 }
 
-func (c *diskCache) entry(digest [32]byte) (*entry, error) {
-	dir := filepath.Join(c.dir, entryID(digest))
+func (c *diskCache) entry(digest [32]byte, guarded bool) (*entry, error) {
+	dir := filepath.Join(c.dir, entryID(digest, guarded))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}

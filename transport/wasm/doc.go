@@ -9,6 +9,12 @@
 // for GOOS=wasip1 GOARCH=wasm runs unchanged, as does any wasip1 command
 // that speaks YEP (a Rust one built for wasm32-wasip1, for instance).
 //
+// A Go guest must not call os/signal.Notify (or signal.NotifyContext): on
+// wasip1 the goroutine it starts waits by yielding without ever sleeping,
+// so the guest's scheduler never polls stdin and the server falls silent
+// after its first message. The transport logs a warning when it compiles
+// such a module.
+//
 // # Naming the module
 //
 // [core.ServerSpec].Command names the module file: an absolute path, or a
@@ -28,7 +34,8 @@
 //     libc) until [Options].FS mounts host directories, read-only or
 //     read-write. A mount resolves every path inside its directory with
 //     [os.Root], so neither "..", an absolute symbolic link nor one that
-//     climbs out (one the guest made itself included) reaches beyond it.
+//     climbs out (one the guest made itself included) reaches beyond it;
+//     a read-only mount refuses every change with EROFS.
 //   - No network. No socket is preopened and wasip1 has no call that
 //     creates one: sock_accept on any descriptor fails with EBADF.
 //   - No host environment: the guest sees exactly the spec's Env.
@@ -48,7 +55,8 @@
 //     call is only a message to the guest: a Go guest runs one goroutine
 //     at a time, so a goroutine in a tight loop keeps the guest from even
 //     reading it. The host's tool-call timeout and Stop are what end
-//     such a call.
+//     such a call. The checks cost a Go guest about 3× in CPU (wazero
+//     leaves compiled code for each one); see docs/performance.md.
 //   - No threads and no other imports: a module that imports anything
 //     but wasi_snapshot_preview1 is refused by Start ([ErrNotCommand]).
 //

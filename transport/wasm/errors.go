@@ -94,7 +94,7 @@ type MemoryLimitError struct {
 }
 
 func (e *MemoryLimitError) Error() string {
-	return fmt.Sprintf("extension %q ran out of memory: it asked for %s, over its memory cap of %s (Options.MaxMemoryMB); %v",
+	return fmt.Sprintf("extension %q ran out of memory: a grow to %s was refused, over its memory cap of %s (Options.MaxMemoryMB); %v",
 		e.Name, mib(e.Requested), mib(e.Limit), e.Err)
 }
 

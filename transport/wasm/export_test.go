@@ -27,3 +27,13 @@ func ResealForTest(cacheDir string, key []byte) error {
 	}
 	return nil
 }
+
+// NewUnguardedForTest returns a Transport whose modules are compiled
+// without the CPU guard (wazero's close-on-context-done checks), so that a
+// benchmark can measure what the guard costs. A guest of it that loops
+// cannot be stopped.
+func NewUnguardedForTest(opts Options) *Transport {
+	t := New(opts)
+	t.unguarded = true
+	return t
+}

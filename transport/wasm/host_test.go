@@ -153,6 +153,7 @@ func TestExitThroughSession(t *testing.T) {
 	if err == nil {
 		t.Fatal("a call whose server exits succeeded")
 	}
+	t.Logf("the failed call: %v", err)
 	for _, want := range []string{`extension "hostile"`, "exit status 3", "exiting with status 3"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)

@@ -1,8 +1,6 @@
 package wasm
 
 import (
-	"time"
-
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -89,6 +87,3 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
-
-// hangGuard bounds internal waits that only a bug could make long.
-const hangGuard = time.Minute
