@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -290,5 +291,33 @@ func TestGarbageOnStdout(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "not JSON") {
 		t.Errorf("the skipped lines were not logged:\n%s", buf.String())
+	}
+}
+
+// TestDroppedInstanceIsClosed checks the safety net: an instance whose
+// handle and streams become unreachable without Stop or Kill is closed,
+// with a warning that names the extension.
+func TestDroppedInstanceIsClosed(t *testing.T) {
+	log, buf := captureLogger()
+	tr := newTransport(t, wasm.Options{Logger: log})
+	inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "forgotten", Command: echoWasm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := inst.Done() // the channel does not keep the handle reachable
+	inst = nil
+	deadline := time.After(hangGuard)
+	for ended := false; !ended; {
+		runtime.GC()
+		select {
+		case <-done:
+			ended = true
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("a dropped instance was not closed")
+		}
+	}
+	if !strings.Contains(buf.String(), "host.forgotten: guest instance was dropped without Stop or Kill") {
+		t.Errorf("no warning naming the extension:\n%s", buf.String())
 	}
 }
