@@ -111,6 +111,7 @@ type proc struct {
 
 	cap   *memoryCap
 	mod   api.Module
+	start api.Function // the module's _start
 	roots []*os.Root
 
 	// Our ends of the pipes, and the guest's ends (closed once it ends).
@@ -190,7 +191,7 @@ func (p *proc) release() {
 	}
 }
 
-// instantiate instantiates m and starts the runner and the stderr pump.
+// instantiate instantiates m; nothing of the guest runs yet.
 func (p *proc) instantiate(m *module, cfg wazero.ModuleConfig) error {
 	ictx := experimental.WithMemoryAllocator(context.Background(), p.cap)
 	mod, err := m.runtime.InstantiateModule(ictx, m.compiled, cfg)
@@ -206,18 +207,22 @@ func (p *proc) instantiate(m *module, cfg wazero.ModuleConfig) error {
 		mod.Close(context.Background())
 		return fmt.Errorf("%w: it exports no _start function", ErrNotCommand)
 	}
-	p.mod = mod
+	p.mod, p.start = mod, start
+	return nil
+}
+
+// launch starts the runner, which calls _start, and the stderr pump.
+func (p *proc) launch() {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	p.wg.Add(2)
-	go p.run(ctx, start)
+	go p.run(ctx, p.start)
 	go func() {
 		defer p.wg.Done()
 		defer close(p.pumpDone)
 		defer p.stderr.Close()
 		p.pump.run()
 	}()
-	return nil
 }
 
 // handle returns the instance's handle, with the kill-on-drop cleanup.

@@ -33,6 +33,7 @@ type Transport struct {
 	modules   map[[32]byte]*module
 	instances map[*proc]struct{}
 	closed    bool
+	starting  sync.WaitGroup // Starts past the closed check
 	compiling sync.WaitGroup
 
 	diskOnce sync.Once
@@ -131,6 +132,15 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	if err != nil {
 		return nil, err
 	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("extension %q: %w", spec.Name, ErrClosed)
+	}
+	t.starting.Add(1)
+	t.mu.Unlock()
+	defer t.starting.Done()
+
 	bin, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("extension %q: read module: %w", spec.Name, err)
@@ -182,9 +192,17 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 		cfg = cfg.WithFSConfig(fsc)
 	}
 
+	if err := p.instantiate(m, cfg); err != nil {
+		p.release()
+		return nil, fmt.Errorf("extension %q: %s: %w", spec.Name, path, err)
+	}
+	// Registered before the guest runs, so that its end (which forgets
+	// it) comes after; Close waits for Starts in progress before it
+	// kills what is registered.
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
+		p.mod.Close(context.Background())
 		p.release()
 		return nil, fmt.Errorf("extension %q: %w", spec.Name, ErrClosed)
 	}
@@ -195,12 +213,7 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 		delete(t.instances, p)
 		t.mu.Unlock()
 	}
-
-	if err := p.instantiate(m, cfg); err != nil {
-		p.forget()
-		p.release()
-		return nil, fmt.Errorf("extension %q: %s: %w", spec.Name, path, err)
-	}
+	p.launch()
 	p.log.Debug("guest started", "module", path, "sha256", fmt.Sprintf("%x", m.digest), "memory_cap", mib(limit), "mounts", len(mounts))
 	return p.handle(), nil
 }
@@ -341,6 +354,9 @@ func (t *Transport) diskCache() *diskCache {
 func (t *Transport) Close() error {
 	t.mu.Lock()
 	t.closed = true
+	t.mu.Unlock()
+	t.starting.Wait()
+	t.mu.Lock()
 	live := make([]*proc, 0, len(t.instances))
 	for p := range t.instances {
 		live = append(live, p)

@@ -321,3 +321,23 @@ func TestDroppedInstanceIsClosed(t *testing.T) {
 		t.Errorf("no warning naming the extension:\n%s", buf.String())
 	}
 }
+
+// TestTransportClose checks that Close kills what still runs, that Start
+// fails afterwards, and that Close may be called again.
+func TestTransportClose(t *testing.T) {
+	tr := wasm.New(wasm.Options{CacheDir: sharedCache})
+	inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "echo", Command: echoWasm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, "Close", func() { tr.Close() })
+	waitDone(t, inst, "Close")
+	var ee *core.ExitError
+	if !errors.As(inst.Err(), &ee) || ee.Signal != wasm.SignalKill {
+		t.Errorf("an instance running at Close ended with %v, want SIGKILL", inst.Err())
+	}
+	if _, err := tr.Start(context.Background(), core.ServerSpec{Name: "echo", Command: echoWasm}); !errors.Is(err, wasm.ErrClosed) {
+		t.Errorf("Start after Close: %v, want ErrClosed", err)
+	}
+	tr.Close()
+}
