@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"yolop.dev/core"
 	"yolop.dev/harness"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
+	"yolop.dev/packaging"
+	"yolop.dev/transport/wasm"
 )
 
 // app carries what every subcommand needs; tests build one per run.
@@ -52,7 +56,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if f, ok := stdout.(*os.File); ok {
 		a.ttyOut = f
 	}
+	// A WASM server runs in-process under wazero; its compiled modules are
+	// cached under the config directory.
+	var wasmCache string
+	if dir, err := packaging.ConfigDir(); err == nil {
+		wasmCache = filepath.Join(dir, "cache", "wasm")
+	}
+	wt := wasm.New(wasm.Options{Logger: a.log.Named("wasm"), CacheDir: wasmCache})
+	defer wt.Close()
 	a.h, a.herr = harness.Open(ctx, harness.Options{
+		Transports:   map[string]core.Transport{core.TransportWASM: wt},
 		Logger:       a.log,
 		Scrubber:     scrub,
 		Version:      version,

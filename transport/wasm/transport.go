@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,9 +125,16 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := checkMounts(opts.FS)
+	// The spec's sandbox (from the approved manifest) adds to the
+	// transport's own: its mounts, and a memory cap that replaces the
+	// default.
+	fsGrant := append(slices.Clone(opts.FS), specMounts(spec.Mounts)...)
+	if spec.MaxMemoryMB > 0 {
+		opts.MaxMemoryMB = spec.MaxMemoryMB
+	}
+	mounts, err := checkMounts(fsGrant)
 	if err != nil {
-		return nil, fmt.Errorf("extension %q: %w; fix the mount in the transport's options", spec.Name, err)
+		return nil, fmt.Errorf("extension %q: %w; fix the filesystem grant (capabilityServer.fs) in its manifest", spec.Name, err)
 	}
 	path, err := resolveModule(spec)
 	if err != nil {
@@ -146,7 +154,7 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 		return nil, fmt.Errorf("extension %q: read module: %w", spec.Name, err)
 	}
 	if err := checkMagic(bin); err != nil {
-		return nil, fmt.Errorf("extension %q: %s is %w: %v; point \"command\" in the manifest at a .wasm file built for wasip1 (GOOS=wasip1 GOARCH=wasm, or --target wasm32-wasip1)", spec.Name, path, ErrNotWasm, err)
+		return nil, fmt.Errorf("extension %q: %s is %w: %v; point \"module\" in the manifest at a .wasm file built for wasip1 (GOOS=wasip1 GOARCH=wasm, or --target wasm32-wasip1)", spec.Name, path, ErrNotWasm, err)
 	}
 	m, err := t.module(ctx, spec.Name, path, bin)
 	if err != nil {
@@ -167,7 +175,7 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions().
-		WithArgs(append([]string{spec.Command}, spec.Args...)...).
+		WithArgs(append([]string{filepath.Base(path)}, spec.Args...)...).
 		WithStdin(p.childIn).
 		WithStdout(p.childOut).
 		WithStderr(p.childErr).
@@ -381,7 +389,10 @@ func (t *Transport) Close() error {
 // (Dir when there is none) that may not leave it.
 func resolveModule(spec core.ServerSpec) (string, error) {
 	cmd := spec.Command
-	fix := "fix \"command\" in the extension's plugin.json"
+	if spec.Module != "" {
+		cmd = spec.Module // the manifest's capabilityServer.module, made absolute
+	}
+	fix := "fix \"module\" in the extension's plugin.json"
 	if cmd == "" {
 		return "", fmt.Errorf("extension %q: %w; %s", spec.Name, ErrNoModule, fix)
 	}
@@ -466,4 +477,15 @@ func minMemory(cm wazero.CompiledModule) uint64 {
 		n = max(n, uint64(d.Min())*65536)
 	}
 	return n
+}
+
+// specMounts turns the spec's mounts into the transport's: each at the same
+// path in the guest as on the host, so a workspace root the server gets in
+// initialize is the one it can open.
+func specMounts(ms []core.Mount) []Mount {
+	out := make([]Mount, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, Mount{HostPath: m.Path, ReadOnly: m.ReadOnly})
+	}
+	return out
 }
