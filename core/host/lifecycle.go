@@ -33,7 +33,17 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 			return nil, fmt.Errorf("extension %q: %w", e.grant.Name, ErrExtensionClosed)
 		case e.proc != nil:
 			p := e.proc
+			probing := p.probing
 			e.mu.Unlock()
+			if probing != nil {
+				// A cooperative server is being probed after a cancel: the
+				// probe keeps it or restarts it.
+				select {
+				case <-probing:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
 			select {
 			case <-p.conn.Done():
 				// The server just died: wait until watch has recorded the
@@ -374,6 +384,7 @@ func (e *Extension) Close() {
 		<-starting
 	}
 	e.Stop()
+	e.probes.Wait() // the connection is closed: a pending probe returns
 	if e.traceQ != nil {
 		e.traceMu.Lock()
 		e.traceClosed = true

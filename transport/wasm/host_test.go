@@ -175,3 +175,43 @@ func TestExitThroughSession(t *testing.T) {
 		t.Errorf("the first instance ended with %v, want exit status 3", insts[0].Err())
 	}
 }
+
+// A guest stuck in a loop cannot read the cancel of its call; the host
+// probes it after the cancel and, getting no answer within the grace,
+// restarts it, so the next call is answered instead of hanging behind the
+// loop.
+func TestCancelledLoopingGuestIsRestarted(t *testing.T) {
+	rec := &recorder{Transport: newTransport(t, wasm.Options{})}
+	s := host.NewSession(host.SessionOptions{
+		Grants: []host.Grant{{
+			Name: "spinner", ProtocolVersion: "1.0",
+			Server: core.ServerSpec{Command: "guest.wasm", PackageDir: packageWith(t, guestWasm, "guest.wasm")},
+			Tools:  []host.ToolGrant{{Name: "spin", NeverDefer: true, Streaming: true}, {Name: "echo", NeverDefer: true}},
+		}},
+		Transport: rec,
+		Extension: host.ExtensionOptions{HandshakeTimeout: hangGuard, StopGrace: hangGuard, MinBackoff: time.Millisecond, CancelGrace: 500 * time.Millisecond},
+	})
+	t.Cleanup(s.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := s.CallTool(ctx, "spin", "c1", nil, func(u yep.ToolUpdateParams) {
+		if u.Output == "spinning" {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled spin = %v", err)
+	}
+	res, err := s.CallTool(context.Background(), "echo", "c2", json.RawMessage(`{"text":"after the loop"}`), nil)
+	if err != nil || res.Output != "after the loop" {
+		t.Fatalf("call after a cancelled loop = %+v, %v; want it answered by a restarted guest", res, err)
+	}
+	insts := rec.started()
+	if len(insts) != 2 {
+		t.Fatalf("%d instances started, want the stuck one and its replacement", len(insts))
+	}
+	<-insts[0].Done()
+	var ee *core.ExitError
+	if !errors.As(insts[0].Err(), &ee) || ee.Signal != wasm.SignalKill {
+		t.Errorf("the stuck guest ended with %v, want it killed", insts[0].Err())
+	}
+}

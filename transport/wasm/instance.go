@@ -87,6 +87,11 @@ func (h *Instance) StderrTail() []string { return h.p.tail.snapshot() }
 // always 0.
 func (h *Instance) PID() int { return 0 }
 
+// Cooperative implements [core.Cooperative]: a guest runs on one thread
+// with no preemption, so one stuck in a loop reads nothing until it is
+// stopped.
+func (h *Instance) Cooperative() bool { return true }
+
 type stdoutReader struct{ h *Instance }
 
 func (r *stdoutReader) Read(b []byte) (int, error) {
