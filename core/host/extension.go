@@ -46,7 +46,9 @@ type ExtensionOptions struct {
 	// Logger is the host logger; the extension logs under a sub-logger
 	// named after it. Nil means no logging.
 	Logger hclog.Logger
-	// HandshakeTimeout bounds spawn plus initialize. Zero means 10s.
+	// HandshakeTimeout bounds the initialize exchange, counted from the
+	// moment the transport has started the server (so a WASM compile,
+	// host work, is not counted). Zero means 10s.
 	HandshakeTimeout time.Duration
 	// PromptTimeout bounds one prompt/contribution. Zero means 1s.
 	PromptTimeout time.Duration

@@ -130,10 +130,6 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 
 // spawn starts a process and runs the handshake.
 func (e *Extension) spawn(ctx context.Context) (*process, error) {
-	// ErrHandshakeTimeout is the cause when this timeout expires, as
-	// opposed to the caller's context ending.
-	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, ErrHandshakeTimeout)
-	defer cancel()
 	e.mu.Lock()
 	spec := e.grant.Server
 	spec.Env = maps.Clone(spec.Env)
@@ -156,6 +152,13 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 		}
 		return nil, fmt.Errorf("starting extension %q: %w", e.grant.Name, err)
 	}
+	// The handshake timeout runs from the moment the server runs: what
+	// the transport does before (a WASM compile, a go-plugin launch) is
+	// host work bounded by ctx and the transport, and a loaded machine
+	// must not turn it into a degraded extension. ErrHandshakeTimeout is
+	// the cause when this timeout expires, as opposed to ctx ending.
+	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, ErrHandshakeTimeout)
+	defer cancel()
 	p := &process{inst: inst, exited: make(chan struct{})}
 	p.conn = jsonrpc.NewConn(inst.Stdout(), inst.Stdin(), jsonrpc.Options{
 		Handler:  e.reverseHandler(p),
