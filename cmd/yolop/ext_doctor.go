@@ -75,7 +75,7 @@ is 1 when any check fails.`,
 			if asJSON {
 				err = rep.WriteJSON(a.stdout)
 			} else {
-				err = rep.WriteTable(a.stdout)
+				err = rep.WriteTableStyled(a.stdout, a.paintStatus)
 			}
 			if err != nil {
 				return err

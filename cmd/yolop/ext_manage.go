@@ -124,7 +124,7 @@ func (a *app) extListCmd() *cobra.Command {
 				return nil
 			}
 			for _, in := range list {
-				fmt.Fprint(a.stdout, builtin.InfoText(in))
+				fmt.Fprint(a.stdout, builtin.InfoTextStyled(in, a.paint))
 			}
 			return nil
 		},

@@ -34,6 +34,8 @@ type app struct {
 	// ttyOut is stdout when it is a file (it may be a terminal, for the
 	// REPL's line editor).
 	ttyOut *os.File
+	// colour is the --color flag: auto, always or never.
+	colour string
 }
 
 // harness returns the harness over the config directory.
@@ -122,6 +124,8 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentFlags().StringVar(&a.colour, "color", colourAuto, "colour status words: auto (on a terminal, unless NO_COLOR is set), always or never")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return checkColour(a.colour) }
 	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd())
 	root.SetVersionTemplate("{{.Version}}")
 	for _, c := range a.extraCommands() {

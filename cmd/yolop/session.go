@@ -553,8 +553,8 @@ func (r *repl) status() {
 		for _, k := range sortedKeys(st.HookDecisions) {
 			hooks = append(hooks, fmt.Sprintf("%s:%d", k, st.HookDecisions[k]))
 		}
-		text := fmt.Sprintf("%-12s %-9s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
-			st.Name, st.State, st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
+		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
+			st.Name, r.a.paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
 		if st.Status != "" {
 			text += fmt.Sprintf(" status=%q", st.Status)
 		}
