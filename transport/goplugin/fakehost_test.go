@@ -1,0 +1,3 @@
+package goplugin_test
+
+func fakeHost(mode string) int { return 2 }
