@@ -178,6 +178,14 @@ func (r *procRunner) shookHands() {
 	r.mu.Unlock()
 }
 
+// markExitedAlone records that the process exited before the host
+// stopped it.
+func (r *procRunner) markExitedAlone() {
+	r.mu.Lock()
+	r.exitedAlone = true
+	r.mu.Unlock()
+}
+
 // exitedOnItsOwn reports whether the process had exited before go-plugin
 // killed it, and how.
 func (r *procRunner) exitedOnItsOwn() (bool, error) {

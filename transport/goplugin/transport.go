@@ -171,6 +171,19 @@ func dial(addr net.Addr, tlsConfig *tls.Config) (*grpc.ClientConn, error) {
 // when it ended on its own (its exit status and stderr tail), and what to
 // check.
 func (t *Transport) failed(spec core.ServerSpec, r *procRunner, client *goplugin.Client, cause error) error {
+	msg := strings.TrimSpace(cause.Error())
+	stdoutEnded := strings.Contains(msg, "Failed to read any lines") || strings.Contains(msg, "exited before we could connect")
+	if inst := r.instance(); inst != nil && stdoutEnded {
+		// The plugin closed its stdout: it is exiting on its own. Give it
+		// a moment, so the error can say how it ended.
+		tm := time.NewTimer(streamEndWait)
+		select {
+		case <-inst.Done():
+			r.markExitedAlone()
+		case <-tm.C:
+		}
+		tm.Stop()
+	}
 	r.cancel()
 	if inst := r.instance(); inst != nil {
 		_ = inst.Kill() // waits for the instance's goroutines
@@ -180,17 +193,16 @@ func (t *Transport) failed(spec core.ServerSpec, r *procRunner, client *goplugin
 	if r.startErr != nil {
 		return r.startErr // the checksum or the exec failed: it says so
 	}
-	msg := strings.TrimSpace(cause.Error())
 	hint := "serve it with yolop.dev/transport/goplugin/plugin, which answers this host's handshake"
 	switch {
+	case strings.Contains(msg, "Failed to read any lines"), strings.Contains(msg, "exited before we could connect"):
+		hint = "it printed no handshake line and exited: it did not accept this host's magic cookie (a plugin built for another host, or a program that is no go-plugin server), or failed before its handshake; its stderr says which"
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		hint = "a go-plugin server must print its handshake line first on stdout, and nothing before it (logs go to stderr); " + hint
 	case strings.Contains(msg, "incompatible API version"):
 		hint = fmt.Sprintf("it speaks another version of yolop's go-plugin protocol (this host speaks %d); rebuild it against this version of yolop.dev/transport/goplugin", wire.Handshake.ProtocolVersion)
 	case strings.Contains(msg, "unsupported plugin protocol"):
 		hint = "yolop's go-plugin transport speaks gRPC only; " + hint
-	case strings.Contains(msg, "exited before we could connect"):
-		hint = "it did not accept this host's magic cookie, or failed before its handshake; its stderr above says which"
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		hint = fmt.Sprintf("it printed no handshake line within %s; %s", t.opts.StartTimeout, hint)
 	}
