@@ -225,6 +225,7 @@ func (h *Harness) InstalledGrant(ctx context.Context, name string) (*packaging.M
 		}
 	}
 	g.Verify = v.Verifier.Check
+	g.Server.Checksum = v.ServerChecksum() // a transport that checks what it runs refuses another file
 	return v.Manifest, g, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -861,4 +862,36 @@ func (s *Store) verify(e *LockEntry) (*Verified, error) {
 	}
 	v.Manifest = m
 	return v, nil
+}
+
+// ServerChecksum returns the hex SHA-256 the approval pinned for the
+// executable the capability server runs: the listing's digest of
+// bin/<name> for a bare command name (the file the package's bin/ holds,
+// which a transport resolves first), or of the relative path a command
+// names inside the package. It is "" when nothing is pinned: a path
+// source (the author's dev loop), a WASM server, a command found outside
+// the package (on PATH), or one that is not an executable regular file in
+// the listing. A transport that checks what it executes (go-plugin's
+// SecureConfig) refuses a file with another digest; see
+// core.ServerSpec.Checksum.
+func (v *Verified) ServerChecksum() string {
+	if v == nil || v.Exempt || v.Manifest == nil || v.Manifest.Yolop == nil {
+		return ""
+	}
+	cs := v.Manifest.Yolop.CapabilityServer
+	if cs == nil || cs.TransportName() == "wasm" {
+		return ""
+	}
+	rel := path.Clean(filepath.ToSlash(cs.Command))
+	if name, ok := v.Manifest.ServerBinary(); ok {
+		rel = "bin/" + name
+	} else if path.IsAbs(rel) || rel == "." || strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	for _, f := range v.Entry.Files {
+		if f.Path == rel && f.Mode == ModeExec {
+			return f.SHA256
+		}
+	}
+	return ""
 }

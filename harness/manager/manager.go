@@ -379,6 +379,7 @@ func (m *Manager) EnableWith(ctx context.Context, name string, ask host.AskSink)
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
 	g.Verify = v.Verifier.Check
+	g.Server.Checksum = v.ServerChecksum() // a transport that checks what it runs refuses another file
 	if _, err := m.o.Settings.Enable(ctx, name); err != nil {
 		return host.Grant{}, err
 	}
@@ -457,7 +458,8 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
 		}
-		g.Verify = v.Verifier.Check // again before every spawn
+		g.Verify = v.Verifier.Check            // again before every spawn
+		g.Server.Checksum = v.ServerChecksum() // a transport that checks what it runs refuses another file
 		for _, w := range append(slices.Clone(v.Manifest.Warnings), gw...) {
 			warns = append(warns, fmt.Sprintf("extension %s: %s", e.Name, w))
 		}
