@@ -30,6 +30,9 @@ require (
 	github.com/go-git/go-git/v5 v5.19.3 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
+	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/hashicorp/go-plugin v1.8.0 // indirect
+	github.com/hashicorp/yamux v0.1.2 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/kevinburke/ssh_config v1.2.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
@@ -37,6 +40,7 @@ require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/mitchellh/copystructure v1.2.0 // indirect
 	github.com/mitchellh/reflectwalk v1.0.2 // indirect
+	github.com/oklog/run v1.1.0 // indirect
 	github.com/pjbgf/sha1cd v0.7.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/sergi/go-diff v1.3.2-0.20230802210424-5b0b94c5c0d3 // indirect
@@ -45,6 +49,9 @@ require (
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	yolop.dev/registry/git v0.0.0 // indirect
 )
@@ -66,6 +73,7 @@ require (
 	yolop.dev/doctor v0.0.0
 	yolop.dev/harness v0.0.0
 	yolop.dev/internal v0.0.0
+	yolop.dev/transport/goplugin v0.0.0
 	yolop.dev/transport/wasm v0.0.0
 )
 
@@ -83,3 +91,5 @@ replace yolop.dev/internal => ../../internal
 replace yolop.dev/harness => ../../harness
 
 replace yolop.dev/transport/wasm => ../../transport/wasm
+
+replace yolop.dev/transport/goplugin => ../../transport/goplugin

@@ -16,6 +16,7 @@ import (
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
 	"yolop.dev/packaging"
+	"yolop.dev/transport/goplugin"
 	"yolop.dev/transport/wasm"
 )
 
@@ -66,8 +67,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	wt := wasm.New(wasm.Options{Logger: a.log.Named("wasm"), CacheDir: wasmCache})
 	defer wt.Close()
+	// A go-plugin server is a process started through go-plugin's
+	// handshake, with AutoMTLS and its pinned SHA-256 checked first.
+	gt := goplugin.New(goplugin.Options{Logger: a.log})
 	a.h, a.herr = harness.Open(ctx, harness.Options{
-		Transports:   map[string]core.Transport{core.TransportWASM: wt},
+		Transports:   map[string]core.Transport{core.TransportWASM: wt, core.TransportGoPlugin: gt},
 		Logger:       a.log,
 		Scrubber:     scrub,
 		Version:      version,
