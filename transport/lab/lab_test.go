@@ -1,0 +1,153 @@
+package lab_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"yolop.dev/transport/lab"
+)
+
+// TestMain lets the test binary serve the lab's servers, as yolop does
+// with `yolop serve-lab <mode>`.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "serve-lab" {
+		if err := lab.Serve(context.Background(), os.Args[2], os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func exe(t *testing.T) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRunEverySide runs a small lab over every side, WASM included
+// (built by the lab with the go command), and checks the report's shape:
+// every side measured in every measurement, the floor's ratios 1, and the
+// table and JSON a reader and a script get.
+func TestRunEverySide(t *testing.T) {
+	var progress bytes.Buffer
+	rep, err := lab.Run(context.Background(), lab.Options{
+		Exe: exe(t), Calls: 20, IdleCalls: 2, IdleGap: time.Millisecond,
+		Concurrency: []int{4, 1}, Sizes: []int{64, 8 << 10}, Spawns: 1, Rounds: 2,
+		Progress: &progress,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\nprogress:\n%s", err, progress.String())
+	}
+	for _, a := range rep.Sides {
+		if !a.Available {
+			t.Errorf("%s not measured: %s", a.Name, a.Reason)
+		}
+	}
+	if len(rep.Spawn) != len(lab.All) {
+		t.Fatalf("spawn rows = %+v", rep.Spawn)
+	}
+	// idle × 2 sizes + hot × 2 concurrencies × 2 sizes, each for every side.
+	if want := (2 + 4) * len(lab.All); len(rep.Calls) != want {
+		t.Fatalf("%d call rows, want %d", len(rep.Calls), want)
+	}
+	for _, c := range rep.Calls {
+		if c.P50US <= 0 || c.P99US < c.P50US || c.Calls == 0 {
+			t.Errorf("row %+v: no latencies", c)
+		}
+		if c.Mode == "hot" && c.CallsPerSec <= 0 {
+			t.Errorf("row %+v: no calls/s", c)
+		}
+		if c.Side == lab.Floor && (c.P50Ratio != 1 || (c.Mode == "hot" && c.RateRatio != 1)) {
+			t.Errorf("floor row %+v: ratios are not 1", c)
+		}
+	}
+	if rep.Calls[0].Mode != "idle" || rep.Calls[len(rep.Calls)-1].Concurrency != 4 {
+		t.Errorf("measurements out of order: first %+v, last %+v", rep.Calls[0], rep.Calls[len(rep.Calls)-1])
+	}
+
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Transport lab:", "spawn → ready", "idle, 64B", "hot, 8KiB, 4 callers", "calls/s ÷floor", "go-plugin", "wasm", "in-memory", "1.00×"} {
+		if !strings.Contains(table.String(), w) {
+			t.Errorf("table lacks %q:\n%s", w, table.String())
+		}
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back lab.Report
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Calls) != len(rep.Calls) || back.Calls[0].Side != lab.Floor {
+		t.Fatalf("JSON round trip: %v, %+v", err, back.Calls)
+	}
+}
+
+// TestSelectedSides: unselected transports are reported as such, and a
+// WASM module that does not exist makes WASM unavailable, not the run fail.
+func TestSelectedSides(t *testing.T) {
+	rep, err := lab.Run(context.Background(), lab.Options{
+		Exe: exe(t), Transports: []string{lab.Stdio, lab.WASM}, WASMModule: "/nonexistent/echo.wasm",
+		Calls: 10, IdleCalls: 1, IdleGap: time.Millisecond, Concurrency: []int{1}, Sizes: []int{16}, Spawns: 1, Rounds: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]lab.Availability{}
+	for _, a := range rep.Sides {
+		got[a.Name] = a
+	}
+	if !got[lab.Floor].Available || !got[lab.Stdio].Available || got[lab.GoPlugin].Reason != "not selected" || got[lab.WASM].Available || !strings.Contains(got[lab.WASM].Reason, "/nonexistent/echo.wasm") {
+		t.Fatalf("sides = %+v", rep.Sides)
+	}
+	if len(rep.Spawn) != 2 || len(rep.Calls) != 4 {
+		t.Fatalf("spawn %+v, calls %+v", rep.Spawn, rep.Calls)
+	}
+}
+
+// TestBrokenServer: a side whose server does not answer fails the run,
+// naming the side.
+func TestBrokenServer(t *testing.T) {
+	_, err := lab.Run(context.Background(), lab.Options{
+		Exe: exe(t), ServeArgs: func(mode string) []string {
+			if mode == lab.ServeStdio {
+				return []string{"serve-lab", "no-such-mode"}
+			}
+			return []string{"serve-lab", mode}
+		},
+		Transports: []string{lab.Stdio}, Calls: 10, IdleCalls: 1, Concurrency: []int{1}, Sizes: []int{16}, Spawns: 1, Rounds: 1,
+	})
+	if err == nil || !strings.HasPrefix(err.Error(), "stdio: ") {
+		t.Fatalf("err = %v; want the stdio side named", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int{"512": 512, "1KiB": 1024, "64k": 64 << 10, "1MiB": 1 << 20, "2mb": 2 << 20, "100B": 100} {
+		if got, err := lab.ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1KiB", "1GiB", "65MiB", "lots"} {
+		if _, err := lab.ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", in)
+		}
+	}
+	if s := lab.SizeString(1 << 20); s != "1MiB" {
+		t.Errorf("SizeString = %q", s)
+	}
+}
