@@ -221,7 +221,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	o = o.withDefaults()
 	rep := &Report{Started: time.Now(),
 		Settings: Settings{Calls: o.Calls, Rounds: o.Rounds, Spawns: o.Spawns, IdleGapMS: ms(o.IdleGap), Concurrency: o.Concurrency, Sizes: o.Sizes},
-		Machine: Machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(), LoadStart: loadAvg()}}
+		Machine:  Machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(), LoadStart: loadAvg()}}
 	sides, avail, cleanup, err := o.sides(ctx)
 	defer cleanup()
 	rep.Sides = avail
