@@ -12,7 +12,7 @@ import (
 // extraCommands lists the subcommands beyond session and demo: ext and
 // registry.
 func (a *app) extraCommands() []*cobra.Command {
-	return []*cobra.Command{a.extCmd(), a.registryCmd()}
+	return []*cobra.Command{a.extCmd(), a.registryCmd(), a.benchCmd(), a.serveLabCmd()}
 }
 
 // allowFileGitEnv, set to 1, lets `yolop ext install` fetch file:// git

@@ -16,7 +16,7 @@ import (
 // TestMain lets the test binary stand in for the yolop binary: the demo
 // and --ext packages spawn it as "serve-echo".
 func TestMain(m *testing.M) {
-	if (len(os.Args) > 1 && os.Args[1] == "serve-echo") || os.Getenv("YOLOP_TEST_CLI") == "1" {
+	if (len(os.Args) > 1 && (os.Args[1] == "serve-echo" || os.Args[1] == "serve-lab")) || os.Getenv("YOLOP_TEST_CLI") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	goleak.VerifyTestMain(m)

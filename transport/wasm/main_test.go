@@ -35,6 +35,9 @@ var (
 	// loopWasm is core's ndjsonloop, the benchmark's floor, built for
 	// wasip1: the smallest guest, for tests that compile many times.
 	loopWasm string
+	// confWasm is internal/confguest, the shared conformance suite's
+	// behaviours.
+	confWasm string
 	// sharedCache is the compile cache most tests share, so that each
 	// guest is compiled once per test binary rather than once per test.
 	sharedCache string
@@ -54,10 +57,12 @@ func TestMain(m *testing.M) {
 	echoWasm = filepath.Join(dir, "echo.wasm")
 	guestWasm = filepath.Join(dir, "testguest.wasm")
 	loopWasm = filepath.Join(dir, "ndjsonloop.wasm")
+	confWasm = filepath.Join(dir, "confguest.wasm")
 	for _, b := range []struct{ pkg, out string }{
 		{"yolop.dev/core/examples/echo", echoWasm},
 		{"yolop.dev/transport/wasm/internal/testguest", guestWasm},
 		{"yolop.dev/core/internal/testservers/ndjsonloop", loopWasm},
+		{"yolop.dev/transport/wasm/internal/confguest", confWasm},
 	} {
 		if err := buildGuest(b.pkg, b.out); err != nil {
 			fmt.Fprintln(os.Stderr, err)
