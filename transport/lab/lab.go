@@ -62,10 +62,14 @@ const (
 	GoPlugin = core.TransportGoPlugin
 	WASM     = core.TransportWASM
 	InMemory = "in-memory"
+	// GoPluginGRPC is not a transport: a unary gRPC Echo call through
+	// go-plugin's own client, no YEP — go-plugin as its users call it, for
+	// comparison with YEP over go-plugin.
+	GoPluginGRPC = "go-plugin-grpc"
 )
 
 // All is every side, in the order reports list them.
-var All = []string{Floor, Stdio, GoPlugin, WASM, InMemory}
+var All = []string{Floor, Stdio, GoPlugin, GoPluginGRPC, WASM, InMemory}
 
 // Options configure [Run]. Exe is required; every other zero value is a
 // default.
@@ -206,6 +210,7 @@ type CallResult struct {
 	Calls       int     `json:"calls"`
 	P50US       float64 `json:"p50_us"`
 	P99US       float64 `json:"p99_us"`
+	Rounds      int     `json:"rounds,omitempty"`        // hot only: alternating rounds
 	CallsPerSec float64 `json:"calls_per_sec,omitempty"` // hot only
 	P50Ratio    float64 `json:"p50_ratio"`
 	P99Ratio    float64 `json:"p99_ratio"`
@@ -270,7 +275,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				n = max(o.Calls*(4<<10)/size, 20)
 			}
 			n = max(n, 2*conc, o.Rounds)
-			fmt.Fprintf(o.Progress, "hot, %s, %d caller(s): %d calls of each side\n", SizeString(size), conc, n)
+			fmt.Fprintf(o.Progress, "hot, %s, %d caller(s): about %d calls of each side\n", SizeString(size), conc, n)
 			rs, err := measureHot(ctx, sides, clients, p, n, conc, o.Rounds)
 			if err != nil {
 				return rep, err
@@ -301,6 +306,13 @@ func (o Options) sides(ctx context.Context) ([]side, []Availability, func(), err
 	for _, name := range All[1:] {
 		if !slices.Contains(o.Transports, name) {
 			avail = append(avail, Availability{Name: name, Reason: "not selected"})
+			continue
+		}
+		if name == GoPluginGRPC {
+			sides = append(sides, side{name: name, start: func(ctx context.Context) (client, error) {
+				return startGoPluginGRPC(ctx, o.Exe, o.ServeArgs(ServeGoPluginGRPC))
+			}})
+			avail = append(avail, Availability{Name: name, Available: true})
 			continue
 		}
 		var tr core.Transport
@@ -420,6 +432,9 @@ func measureIdle(ctx context.Context, sides []side, clients []client, p *payload
 }
 
 func measureHot(ctx context.Context, sides []side, clients []client, p *payload, n, conc, rounds int) ([]CallResult, error) {
+	// Every caller gets a call in every block: fewer rounds rather than
+	// more calls than asked for.
+	rounds = max(1, min(rounds, n/conc))
 	block := max((n+rounds-1)/rounds, conc)
 	for i := range sides { // warm up
 		if _, err := runBlock(ctx, clients[i], p, conc, min(block, 2*conc+10), nil); err != nil {
@@ -488,6 +503,7 @@ func results(sides []side, mode string, size, conc int, lat [][]time.Duration, r
 		out[i] = CallResult{Side: s.name, Mode: mode, Size: size, Concurrency: conc, Calls: len(lat[i]),
 			P50US: us(p50), P99US: us(p99), P50Ratio: ratio(p50, f50), P99Ratio: ratio(p99, f99)}
 		if rates != nil {
+			out[i].Rounds = len(rates[i])
 			out[i].CallsPerSec = median(rates[i])
 			out[i].RateRatio = median(rateRatios[i])
 		}

@@ -43,8 +43,10 @@ func Serve(ctx context.Context, mode string, stdin io.Reader, stdout, stderr io.
 		err = echoext.New(log).ServeConn(ctx, stdin, stdout)
 	case ServeGoPlugin:
 		err = plugin.Serve(ctx, echoext.New(log), plugin.Options{})
+	case ServeGoPluginGRPC:
+		serveGoPluginGRPC()
 	default:
-		return fmt.Errorf("no lab server %q; want %s, %s or %s", mode, ServeFloor, ServeStdio, ServeGoPlugin)
+		return fmt.Errorf("no lab server %q; want %s, %s, %s or %s", mode, ServeFloor, ServeStdio, ServeGoPlugin, ServeGoPluginGRPC)
 	}
 	if errors.Is(err, context.Canceled) {
 		err = nil

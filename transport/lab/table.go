@@ -83,7 +83,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", c.Side, usString(c.P50US), usString(c.P99US), ratioString(c.P50Ratio), ratioString(c.P99Ratio))
 			}
 		} else {
-			fmt.Fprintf(w, "\nhot, %s, %s (%d calls each)\n", SizeString(c.Size), callers, c.Calls)
+			fmt.Fprintf(w, "\nhot, %s, %s (%d calls each, %d rounds)\n", SizeString(c.Size), callers, c.Calls, c.Rounds)
 			fmt.Fprintln(tw, "\tp50\tp99\tcalls/s\tp50 ÷floor\tp99 ÷floor\tcalls/s ÷floor\t")
 			for _, c := range r.Calls[i:j] {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Side, usString(c.P50US), usString(c.P99US), rateString(c.CallsPerSec),
