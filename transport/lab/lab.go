@@ -437,7 +437,7 @@ func measureHot(ctx context.Context, sides []side, clients []client, p *payload,
 	rounds = max(1, min(rounds, n/conc))
 	block := max((n+rounds-1)/rounds, conc)
 	for i := range sides { // warm up
-		if _, err := runBlock(ctx, clients[i], p, conc, min(block, 2*conc+10), nil); err != nil {
+		if _, err := runBlock(ctx, clients[i], p, conc, min(block, max(conc, 20)), nil); err != nil {
 			return nil, fmt.Errorf("%s: %w", sides[i].name, err)
 		}
 	}

@@ -37,14 +37,17 @@ func exe(t *testing.T) string {
 	return p
 }
 
-// TestRunEverySide runs a small lab over every side, WASM included
-// (built by the lab with the go command), and checks the report's shape:
-// every side measured in every measurement, the floor's ratios 1, and the
-// table and JSON a reader and a script get.
+// processSides are the sides but WASM, whose compile under the race
+// detector is slow: TestWASMSide runs it alone.
+var processSides = []string{lab.Stdio, lab.GoPlugin, lab.GoPluginGRPC, lab.InMemory}
+
+// TestRunEverySide runs a small lab over every side but WASM and checks
+// the report's shape: every side measured in every measurement, the
+// floor's ratios 1, and the table and JSON a reader and a script get.
 func TestRunEverySide(t *testing.T) {
 	var progress bytes.Buffer
 	rep, err := lab.Run(context.Background(), lab.Options{
-		Exe: exe(t), Calls: 20, IdleCalls: 2, IdleGap: time.Millisecond,
+		Exe: exe(t), Transports: processSides, Calls: 20, IdleCalls: 2, IdleGap: time.Millisecond,
 		Concurrency: []int{4, 1}, Sizes: []int{64, 8 << 10}, Spawns: 1, Rounds: 2,
 		Progress: &progress,
 	})
@@ -52,15 +55,16 @@ func TestRunEverySide(t *testing.T) {
 		t.Fatalf("Run: %v\nprogress:\n%s", err, progress.String())
 	}
 	for _, a := range rep.Sides {
-		if !a.Available {
+		if !a.Available && a.Name != lab.WASM {
 			t.Errorf("%s not measured: %s", a.Name, a.Reason)
 		}
 	}
-	if len(rep.Spawn) != len(lab.All) {
+	sides := 1 + len(processSides)
+	if len(rep.Spawn) != sides {
 		t.Fatalf("spawn rows = %+v", rep.Spawn)
 	}
 	// idle × 2 sizes + hot × 2 concurrencies × 2 sizes, each for every side.
-	if want := (2 + 4) * len(lab.All); len(rep.Calls) != want {
+	if want := (2 + 4) * sides; len(rep.Calls) != want {
 		t.Fatalf("%d call rows, want %d", len(rep.Calls), want)
 	}
 	for _, c := range rep.Calls {
@@ -82,7 +86,7 @@ func TestRunEverySide(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"Transport lab:", "spawn → ready", "idle, 64B", "hot, 8KiB, 4 callers", "calls/s ÷floor", "go-plugin", "wasm", "in-memory", "1.00×"} {
+	for _, w := range []string{"Transport lab:", "spawn → ready", "idle, 64B", "hot, 8KiB, 4 callers", "calls/s ÷floor", "go-plugin", "go-plugin-grpc", "in-memory", "wasm: not measured: not selected", "1.00×"} {
 		if !strings.Contains(table.String(), w) {
 			t.Errorf("table lacks %q:\n%s", w, table.String())
 		}
@@ -94,6 +98,31 @@ func TestRunEverySide(t *testing.T) {
 	var back lab.Report
 	if err := json.Unmarshal(b, &back); err != nil || len(back.Calls) != len(rep.Calls) || back.Calls[0].Side != lab.Floor {
 		t.Fatalf("JSON round trip: %v, %+v", err, back.Calls)
+	}
+}
+
+// TestWASMSide runs the WASM side, its echo module built by the lab with
+// the go command. Under the race detector wazero's compile of the module
+// takes minutes; the side shares everything else with the others, and
+// transport/wasm's own tests cover the transport under -race.
+func TestWASMSide(t *testing.T) {
+	if raceEnabled {
+		t.Skip("wazero's compile under the race detector takes minutes; run without -race")
+	}
+	rep, err := lab.Run(context.Background(), lab.Options{
+		Exe: exe(t), Transports: []string{lab.WASM},
+		Calls: 4, IdleCalls: 1, IdleGap: time.Millisecond, Concurrency: []int{2}, Sizes: []int{64}, Spawns: 1, Rounds: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range rep.Sides {
+		if a.Name == lab.WASM && !a.Available {
+			t.Fatalf("wasm not measured: %s", a.Reason)
+		}
+	}
+	if len(rep.Spawn) != 2 || rep.Spawn[1].Side != lab.WASM || len(rep.Calls) != 4 || rep.Calls[3].Side != lab.WASM || rep.Calls[3].CallsPerSec <= 0 {
+		t.Fatalf("spawn %+v, calls %+v", rep.Spawn, rep.Calls)
 	}
 }
 
