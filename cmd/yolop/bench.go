@@ -33,8 +33,9 @@ func (a *app) benchTransportsCmd() *cobra.Command {
 		Short: "Run the echo server over every transport side by side and compare them with a hand-written ndjson floor",
 		Long: `bench transports runs the same echo server over every transport this
 binary has — stdio, go-plugin, wasm and the in-memory transport — beside the
-floor, a hand-written ndjson echo loop over OS pipes, alternating them in one
-run so they share the machine's noise. It prints p50/p99 latency, calls/s
+floor, a hand-written ndjson echo loop over OS pipes, and beside
+go-plugin-grpc, go-plugin's own unary gRPC call (no YEP), alternating them
+in one run so they share the machine's noise. It prints p50/p99 latency, calls/s
 and spawn→ready, each with its ratio to the floor: hot (calls back to back
 from --concurrency callers) and idle (one call at a time after a pause)
 apart, for every --size of payload.
