@@ -27,13 +27,15 @@ const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 //
 //   - floor: os/exec with two pipes, write one initialize line, read the
 //     answer line (the least any host can do);
+//
 //   - transport: this transport's Start (environment, binary lookup, PID
 //     namespace, stderr capture) and the same line by hand;
+//
 //   - session: host.NewSession with one eager extension and Start, which
 //     returns once the handshake is done (initialize, the clamp,
 //     initialized, the first prompt contribution).
 //
-//	go test -run '^$' -bench SpawnReady -benchtime 200x ./transport/stdio
+//     go test -run '^$' -bench SpawnReady -benchtime 200x ./transport/stdio
 func BenchmarkSpawnReady(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "yolop-extension-echo")
 	if out, err := exec.Command("go", "build", "-o", bin, "yolop.dev/core/examples/echo").CombinedOutput(); err != nil {
