@@ -23,19 +23,16 @@ const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 
 // BenchmarkSpawnReady measures spawn → handshake done for the SDK echo
 // example, three ways in rotating order in every iteration, and reports
-// each median in µs and the ratios to the floor:
+// each median in µs and the ratios to the floor. The floor is os/exec with
+// two pipes, one initialize line written and the answer line read (the
+// least any host can do); transport is this transport's Start
+// (environment, binary lookup, PID namespace, stderr capture) with the
+// same line by hand, also without the PID namespace; session is
+// host.NewSession with one eager extension and Start, which returns once
+// the handshake is done (initialize, the clamp, initialized, the first
+// prompt contribution). Run it with
 //
-//   - floor: os/exec with two pipes, write one initialize line, read the
-//     answer line (the least any host can do);
-//
-//   - transport: this transport's Start (environment, binary lookup, PID
-//     namespace, stderr capture) and the same line by hand;
-//
-//   - session: host.NewSession with one eager extension and Start, which
-//     returns once the handshake is done (initialize, the clamp,
-//     initialized, the first prompt contribution).
-//
-//     go test -run '^$' -bench SpawnReady -benchtime 200x ./transport/stdio
+//	go test -run '^$' -bench SpawnReady -benchtime 200x ./transport/stdio
 func BenchmarkSpawnReady(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "yolop-extension-echo")
 	if out, err := exec.Command("go", "build", "-o", bin, "yolop.dev/core/examples/echo").CombinedOutput(); err != nil {
