@@ -121,9 +121,9 @@ func Parse(data []byte) (Meta, string, error) {
 	return m, strings.Join(lines[end+1:], "\n"), nil
 }
 
-// parseFields reads the top-level scalar keys of a YAML frontmatter: plain,
-// single- or double-quoted values and block scalars (| and >). Nested
-// values of other keys are skipped.
+// parseFields reads the top-level scalar keys of a YAML frontmatter: plain
+// values (continued on indented lines), single- or double-quoted values
+// and block scalars (| and >). Nested values of other keys are skipped.
 func parseFields(lines []string) (map[string]string, error) {
 	out := map[string]string{}
 	for i := 0; i < len(lines); i++ {
@@ -163,7 +163,14 @@ func parseFields(lines []string) (map[string]string, error) {
 				return nil, fmt.Errorf("%w: frontmatter %s: a single-quoted value that does not close: %s", ErrInvalid, key, clip(val))
 			}
 			val = strings.ReplaceAll(val[1:len(val)-1], "''", "'")
-		default:
+		case val != "":
+			// A plain scalar; indented lines after it continue it.
+			parts := []string{val}
+			for i+1 < len(lines) && lines[i+1] != "" && (lines[i+1][0] == ' ' || lines[i+1][0] == '\t') {
+				i++
+				parts = append(parts, strings.TrimSpace(lines[i]))
+			}
+			val = strings.Join(parts, " ")
 			if j := strings.Index(val, " #"); j >= 0 {
 				val = strings.TrimSpace(val[:j])
 			}

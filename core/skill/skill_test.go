@@ -19,6 +19,7 @@ func TestParse(t *testing.T) {
 		{name: "crlf and bom", in: "\ufeff---\r\nname: demo\r\ndescription: d\r\n---\r\nbody", wantName: "demo", wantD: "d", wantBody: "body"},
 		{name: "quoted", in: "---\nname: \"demo\"\ndescription: 'it''s: quoted'\n---\n", wantName: "demo", wantD: "it's: quoted"},
 		{name: "folded block", in: "---\nname: demo\ndescription: >\n  one\n  two\nlicense: MIT\n---\n", wantName: "demo", wantD: "one two"},
+		{name: "plain continued", in: "---\nname: demo\ndescription: one\n  two\n---\n", wantName: "demo", wantD: "one two"},
 		{name: "literal block", in: "---\nname: demo\ndescription: |\n  one\n  two\n---\n", wantName: "demo", wantD: "one\ntwo"},
 		{name: "nested keys skipped", in: "---\nname: demo\nmetadata:\n  author: me\n  list:\n    - a\ndescription: d # a comment\n---\n", wantName: "demo", wantD: "d"},
 		{name: "no frontmatter", in: "# just markdown\n", wantErr: "must start with a '---' line"},
