@@ -302,14 +302,16 @@ type BuiltinOptions struct {
 	// take effect with the next session.
 	Activate   func(host.Grant)
 	Deactivate func(name string) bool
+	// WorkspaceRoot is where scaffold_extension writes; empty refuses it.
+	WorkspaceRoot string
 }
 
 // Builtins returns the always-on built-in capabilities: the extensions
-// capability (install, list, enable, disable, remove) and
+// capability (install, list, enable, disable, remove, scaffold) and
 // set_extension_secret.
 func (h *Harness) Builtins(o BuiltinOptions) []host.Capability {
 	return []host.Capability{
-		builtin.NewExtensions(h.mgr, builtin.ExtensionsOptions{Ask: o.Ask, Activate: o.Activate, Deactivate: o.Deactivate}),
+		builtin.NewExtensions(h.mgr, builtin.ExtensionsOptions{Ask: o.Ask, Activate: o.Activate, Deactivate: o.Deactivate, WorkspaceRoot: o.WorkspaceRoot}),
 		config.NewSecretTool(config.SecretToolOptions{
 			Secrets:  h.secrets,
 			Ask:      o.Ask,
@@ -399,9 +401,10 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 	var builtins []host.Capability
 	if !o.NoBuiltins {
 		builtins = h.Builtins(BuiltinOptions{
-			Ask:        o.Ask,
-			Activate:   func(g host.Grant) { s.Activate(g) },
-			Deactivate: func(n string) bool { return s.Deactivate(n) },
+			Ask:           o.Ask,
+			Activate:      func(g host.Grant) { s.Activate(g) },
+			Deactivate:    func(n string) bool { return s.Deactivate(n) },
+			WorkspaceRoot: ws,
 		})
 	}
 	s.Session = host.NewSession(host.SessionOptions{

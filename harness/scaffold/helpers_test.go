@@ -1,10 +1,11 @@
-package scaffold
+package scaffold_test
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	. "yolop.dev/harness/scaffold" // the tests read as the package's own code
 
 	"go.uber.org/goleak"
 )

@@ -1,4 +1,4 @@
-package scaffold
+package scaffold_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	. "yolop.dev/harness/scaffold" // the tests read as the package's own code
 
 	"yolop.dev/doctor"
 	"yolop.dev/harness"
@@ -167,7 +168,7 @@ func checkManifest(t *testing.T, r *Result, o Options) {
 	if f.Status != o.Status || f.UIAsk != o.Ask || f.Skills != o.Skills || f.Trace || (f.ConfigSchema != nil) != o.Config || len(f.MCPServers) != 0 {
 		t.Errorf("opt-ins: status %v ui_ask %v skills %v trace %v config %s mcp %v", f.Status, f.UIAsk, f.Skills, f.Trace, f.ConfigSchema, f.MCPServers)
 	}
-	if o.Skills && (len(m.Skills) != 1 || m.Skills[0].Name != skillName(o.Name)) {
+	if o.Skills && (len(m.Skills) != 1 || m.Skills[0].Name != SkillName(o.Name)) {
 		t.Errorf("skills = %+v", m.Skills)
 	}
 	if len(m.Warnings) > 0 {
