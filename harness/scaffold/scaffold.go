@@ -232,7 +232,11 @@ func (r *Result) RunBuild(ctx context.Context, out io.Writer) error {
 		cmd.Env = append(os.Environ(), s.Env...)
 		cmd.Stdout, cmd.Stderr = w, w
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%w: `%s` in %s: %w\n%s", ErrBuild, s, s.Dir, err, tail(buf.String(), 4000))
+			hint := ""
+			if r.Lang == Rust && !slices.Contains(r.Files, ".cargo/config.toml") {
+				hint = "\nif this machine cannot reach crates.io, scaffold again with a directory source for serde_json (--cargo-registry /usr/share/cargo/registry, from Debian's librust-serde-json-dev)"
+			}
+			return fmt.Errorf("%w: `%s` in %s: %w\n%s%s", ErrBuild, s, s.Dir, err, tail(buf.String(), 4000), hint)
 		}
 	}
 	return nil
