@@ -243,3 +243,82 @@ func TestScaffoldedExtensionBlocksGitEndToEnd(t *testing.T) {
 		t.Errorf("the status extension pushed nothing to the status surface: %v\n%s", statuses, out)
 	}
 }
+
+// TestScaffoldedSkillsAreVisibleAndReadOnly
+// (extension_contributed_skill_is_visible_and_read_only): the skill a
+// scaffolded package ships is listed by /skills and in --json, read by
+// /skills <name> and the agent's read_skill, from enabled extensions
+// only; a name that is a path is refused, and nothing writes the file.
+func TestScaffoldedSkillsAreVisibleAndReadOnly(t *testing.T) {
+	needTool(t, "python3")
+	cfg, work := t.TempDir(), t.TempDir()
+	for _, ext := range []string{"helper", "dormant"} {
+		must(t, cfg, work, "ext", "new", ext, "--lang", "python", "--tools", "hello", "--skills")
+		out := must(t, cfg, work, "ext", "install", "./"+ext, "--yes")
+		if !strings.Contains(out, "Skills (1, read-only") {
+			t.Errorf("the consent summary does not list the skill:\n%s", out)
+		}
+	}
+	must(t, cfg, work, "ext", "enable", "helper") // dormant stays disabled
+	skillFile := filepath.Join(work, "helper", "skills", "helper", "SKILL.md")
+	before, err := os.ReadFile(skillFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(skillFile)
+
+	script := strings.Join([]string{
+		"/skills",
+		"/skills helper",
+		`/call list_skills {}`,
+		`/call read_skill {"name":"helper"}`,
+		`/call read_skill {"name":"dormant"}`,
+		`/call read_skill {"name":"../helper/SKILL.md"}`,
+		"/skills helper:helper",
+		"/disable helper",
+		`/call hello {"text":"next turn"}`,
+		"/skills",
+		"/quit",
+	}, "\n") + "\n"
+	out, errOut, code := yolopProc(t, cfg, work, script, "session", "--json")
+	if code != 0 {
+		t.Fatalf("session: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var got []map[string]any
+	for _, e := range events(t, out) {
+		switch e["event"] {
+		case "skills", "skill", "result", "error":
+			got = append(got, e)
+		}
+	}
+	js := func(i int) string {
+		if i >= len(got) {
+			return ""
+		}
+		b, _ := json.Marshal(got[i])
+		return string(b)
+	}
+	for i, want := range []string{
+		`"skills":[{"description":"How to use the helper extension's tools and commands; read this before calling them.","extension":"helper","name":"helper"}]`,
+		`"text":"---\nname: helper\n`,
+		`"event":"result"`, // list_skills
+		"# Using the helper extension",
+		`no skill \"dormant\" in this session`,
+		`is not a skill name`,
+		`"extension":"helper"`,
+		`no tool \"hello\" in this session`, // the turn that applies the disable
+		`"skills":[]`,
+	} {
+		if !strings.Contains(js(i), want) {
+			t.Errorf("event %d: want %q in %s\nall:\n%s", i, want, js(i), out)
+		}
+	}
+	if !strings.Contains(js(2), "helper (helper)") || strings.Contains(js(2), "dormant") {
+		t.Errorf("list_skills: %s", js(2))
+	}
+	after, _ := os.ReadFile(skillFile)
+	fi2, _ := os.Stat(skillFile)
+	if string(after) != string(before) || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Error("the session wrote the contributed SKILL.md")
+	}
+}
