@@ -52,6 +52,7 @@ func accept(context.Context, manager.Proposal) error { return nil }
 // check of a package with no tools. The package with every facet is then
 // driven through the conformance corpus.
 func TestNewInstallsAndPassesDoctor(t *testing.T) {
+	t.Parallel()
 	for _, lang := range Langs {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
