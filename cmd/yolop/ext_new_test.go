@@ -5,10 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"yolop.dev/core/skill"
 	"yolop.dev/doctor"
 )
 
@@ -320,5 +324,46 @@ func TestScaffoldedSkillsAreVisibleAndReadOnly(t *testing.T) {
 	fi2, _ := os.Stat(skillFile)
 	if string(after) != string(before) || !fi2.ModTime().Equal(fi.ModTime()) {
 		t.Error("the session wrote the contributed SKILL.md")
+	}
+}
+
+// TestAuthorExtensionSkill: the repository's author-extension skill is a
+// valid SKILL.md, and every `yolop ext` flag it names exists, so the skill
+// cannot drift from the command it drives.
+func TestAuthorExtensionSkill(t *testing.T) {
+	dir := "../../.agents/skills/author-extension"
+	m, err := skill.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "author-extension" {
+		t.Errorf("name = %q", m.Name)
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, skill.FileName))
+	a := &app{}
+	cmds := map[string]*cobra.Command{"new": a.extNewCmd(), "install": a.extInstallCmd(), "doctor": a.extDoctorCmd(), "enable": a.extEnableCmd(), "update": a.extUpdateCmd()}
+	flagRE := regexp.MustCompile(`--([a-z][a-z-]+)`)
+	joined := strings.ReplaceAll(string(text), "\\\n", " ") // shell line continuations
+	for _, line := range strings.Split(joined, "\n") {
+		_, rest, ok := strings.Cut(line, "yolop ext ")
+		if !ok {
+			continue
+		}
+		verb := strings.Fields(rest)[0]
+		c, known := cmds[verb]
+		if !known {
+			t.Errorf("the skill runs yolop ext %s, which the test does not know: %s", verb, line)
+			continue
+		}
+		for _, f := range flagRE.FindAllStringSubmatch(rest, -1) {
+			if c.Flags().Lookup(f[1]) == nil {
+				t.Errorf("yolop ext %s has no --%s (skill line: %s)", verb, f[1], line)
+			}
+		}
+	}
+	for _, want := range []string{"yolop ext new", "yolop ext install", "yolop ext doctor", "yolop ext enable", "scaffold_extension", "install_extension"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the skill does not mention %s", want)
+		}
 	}
 }
