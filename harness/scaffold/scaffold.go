@@ -233,8 +233,11 @@ func (r *Result) RunBuild(ctx context.Context, out io.Writer) error {
 		cmd.Stdout, cmd.Stderr = w, w
 		if err := cmd.Run(); err != nil {
 			hint := ""
-			if r.Lang == Rust && !slices.Contains(r.Files, ".cargo/config.toml") {
-				hint = "\nif this machine cannot reach crates.io, scaffold again with a directory source for serde_json (--cargo-registry /usr/share/cargo/registry, from Debian's librust-serde-json-dev)"
+			switch {
+			case r.Lang == Rust && !slices.Contains(r.Files, ".cargo/config.toml"):
+				hint = "\nif this machine cannot reach crates.io, remove the package and scaffold it again with a directory source for serde_json (--cargo-registry /usr/share/cargo/registry, from Debian's librust-serde-json-dev)"
+			case r.Lang == Go && !slices.Contains(r.Files, "go.sum"):
+				hint = "\nif yolop.dev/core cannot be downloaded here, build the SDK from a yolop checkout: add `replace yolop.dev/core => <checkout>/core` to go.mod, or remove the package and scaffold it again with --core <checkout>/core"
 			}
 			return fmt.Errorf("%w: `%s` in %s: %w\n%s%s", ErrBuild, s, s.Dir, err, tail(buf.String(), 4000), hint)
 		}

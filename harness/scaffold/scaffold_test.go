@@ -358,6 +358,13 @@ func TestRunBuildReportsTheFailingStep(t *testing.T) {
 	if !strings.Contains(out.String(), "compiling") {
 		t.Fatalf("output = %q", out.String())
 	}
+	// An offline failure names the way round it.
+	for lang, want := range map[string]string{Rust: "--cargo-registry /usr/share/cargo/registry", Go: "replace yolop.dev/core => <checkout>/core"} {
+		off := &Result{Lang: lang, Build: []Step{{Dir: t.TempDir(), Args: []string{"sh", "-c", "exit 101"}}}}
+		if err := off.RunBuild(t.Context(), nil); !errors.Is(err, ErrBuild) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s build failure: %v; want a hint with %q", lang, err, want)
+		}
+	}
 	r.Build[0].Args = []string{"no-such-build-tool-xyz"}
 	if err := r.RunBuild(t.Context(), nil); !errors.Is(err, ErrBuild) || !strings.Contains(err.Error(), "not installed or not on PATH") {
 		t.Fatalf("a missing tool: %v", err)
