@@ -75,7 +75,7 @@ See docs/authoring.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Lang, "lang", "", "the server's language: "+strings.Join(scaffold.Langs, ", "))
-	f.StringVar(&o.Dir, "dir", "", "the package directory to create (default ./<name>); it must not exist")
+	f.StringVar(&o.Dir, "dir", "", "the package `dir` to create (default ./<name>); it must not exist")
 	f.StringSliceVar(&o.Tools, "tools", nil, "tool `names`, comma-separated; each gets a schema, example arguments and a handler")
 	f.StringSliceVar(&o.Hooks, "hooks", nil, "hook `events`: pre_tool_use, post_tool_use, optionally event:glob")
 	f.BoolVar(&o.Prompt, "prompt", false, "a static system-prompt contribution")
