@@ -147,6 +147,9 @@ func (h *Harness) infoOfCrate(ctx context.Context, src packaging.Source, registr
 			return nil, err
 		}
 	}
+	if src.Registry == "" {
+		src.Registry = registry // so errors and the result name the registry asked
+	}
 	tmp, err := os.MkdirTemp("", "yolop-info-*")
 	if err != nil {
 		return nil, err

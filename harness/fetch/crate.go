@@ -146,6 +146,9 @@ func (c Crate) client(ctx context.Context, registry string, fresh bool) (*crates
 	if d := limits.DownloadTimeout; d != nil {
 		opts.DownloadTimeout = time.Duration(offIfZero(int64(*d)))
 	}
+	if r := limits.Retries; r != nil {
+		opts.Retries = int(offIfZero(int64(*r)))
+	}
 	return cratesio.NewClient(opts), nil
 }
 
