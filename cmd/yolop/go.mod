@@ -74,6 +74,7 @@ require (
 	yolop.dev/harness v0.0.0
 	yolop.dev/internal v0.0.0
 	yolop.dev/transport/goplugin v0.0.0
+	yolop.dev/transport/lab v0.0.0
 	yolop.dev/transport/wasm v0.0.0
 )
 
@@ -93,3 +94,5 @@ replace yolop.dev/harness => ../../harness
 replace yolop.dev/transport/wasm => ../../transport/wasm
 
 replace yolop.dev/transport/goplugin => ../../transport/goplugin
+
+replace yolop.dev/transport/lab => ../../transport/lab
