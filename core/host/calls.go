@@ -62,7 +62,7 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 		args = json.RawMessage("{}")
 	}
 	err = p.conn.CallWith(ctx, yep.MethodToolCall, yep.ToolCallParams{
-		ToolCallID: call.ID, Name: call.Name, Args: args, SessionID: e.opts.SessionID,
+		ToolCallID: call.ID, Name: call.Name, Args: args, SessionID: e.opts.SessionID, TraceParent: call.TraceParent,
 	}, &res, co)
 	if err != nil {
 		return res, e.callError(call.Name, err)
