@@ -163,5 +163,3 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 	}
 	return out
 }
-
-
