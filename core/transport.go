@@ -163,6 +163,17 @@ type Instance interface {
 	PID() int
 }
 
+// A Cooperative instance runs its server without preemption — a
+// WebAssembly guest on one thread — so a handler stuck in a loop keeps the
+// server from reading anything, a cancel included. The host probes such a
+// server after a cancel and restarts it when it does not answer (see
+// host.ExtensionOptions.CancelGrace). Instances of preemptive servers
+// (processes) need not implement it.
+type Cooperative interface {
+	// Cooperative reports whether the server is scheduled cooperatively.
+	Cooperative() bool
+}
+
 // An ExitError reports that a capability server process ended abnormally.
 type ExitError struct {
 	Name   string   // extension name

@@ -52,7 +52,7 @@ type Options struct {
 	// SessionID is the session id sent in initialize. Empty means
 	// "doctor".
 	SessionID string
-	// HandshakeTimeout bounds spawn plus initialize, as the runtime's
+	// HandshakeTimeout bounds initialize once the server runs, as the runtime's
 	// handshake timeout does, and the wait for a respawn after the
 	// injected crash. Zero means 10s.
 	HandshakeTimeout time.Duration

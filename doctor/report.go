@@ -112,6 +112,17 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteTable writes the report for a person: one line per check, then
 // each hook's decisions, then the tally.
 func (r *Report) WriteTable(w io.Writer) error {
+	return r.WriteTableStyled(w, nil)
+}
+
+// WriteTableStyled is [Report.WriteTable] with every status word (PASS,
+// WARN, FAIL) passed through style, e.g. to colour it on a terminal. Nil
+// leaves them plain. style should change every word's width alike, so the
+// columns stay aligned.
+func (r *Report) WriteTableStyled(w io.Writer, style func(Status, string) string) error {
+	if style == nil {
+		style = func(_ Status, s string) string { return s }
+	}
 	fmt.Fprintf(w, "doctor: extension %s", r.Extension)
 	if r.Version != "" {
 		fmt.Fprintf(w, " %s", r.Version)
@@ -123,7 +134,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range r.Checks {
 		detail := strings.ReplaceAll(c.Detail, "\n", "\n\t\t\t")
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", strings.ToUpper(string(c.Status)), c.Group, c.Name, detail)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", style(c.Status, strings.ToUpper(string(c.Status))), c.Group, c.Name, detail)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -146,7 +157,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				if i == 0 {
 					onErr = h.OnError
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", sub, onErr, s.Condition, dec, s.Outcome, strings.ToUpper(string(s.Status)))
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", sub, onErr, s.Condition, dec, s.Outcome, style(s.Status, strings.ToUpper(string(s.Status))))
 			}
 		}
 		if err := tw.Flush(); err != nil {

@@ -23,6 +23,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -41,6 +42,7 @@ import (
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
+	"yolop.dev/registry/cratesio"
 	"yolop.dev/transport/stdio"
 )
 
@@ -67,6 +69,10 @@ type Options struct {
 	// core.TransportGoPlugin) to the default router; a binary registers
 	// the ones it is built with. Ignored when Transport is set.
 	Transports map[string]core.Transport
+	// Version is the running yolop's version: a manifest whose
+	// engines.yolop it does not satisfy is refused at install and not run.
+	// Empty skips the check.
+	Version string
 	// Scrubber is the secret scrubber to fill, for a front-end that wraps
 	// its writers (and Logger's) before opening the harness. Nil means a
 	// new one.
@@ -85,6 +91,8 @@ type Harness struct {
 	resolver *config.Resolver
 	scrub    *config.Scrubber
 	mgr      *manager.Manager
+	args     packaging.ArgsValidator
+	crate    fetch.Crate
 	// live is the running session, if any, so a secret saved through
 	// set_extension_secret reaches its extension at once.
 	live atomic.Pointer[host.Session]
@@ -120,6 +128,7 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 	if crate.Logger == nil {
 		crate.Logger = log
 	}
+	h.crate = crate
 	h.mgr = manager.New(manager.Options{
 		Store:        h.store,
 		Settings:     h.settings,
@@ -130,9 +139,22 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 			packaging.SourceCrate: crate,
 		},
 		SecretsChanged: h.ReloadScrubber,
+		HostVersion:    o.Version,
 	})
 	h.ReloadScrubber(ctx)
 	return h, nil
+}
+
+// Registry returns the registry client for registry ("sparse+URL"; empty
+// means [extensions] registry in settings.toml, else crates.io).
+func (h *Harness) Registry(ctx context.Context, registry string) (*cratesio.Client, error) {
+	if registry == "" {
+		var err error
+		if registry, err = h.settings.Registry(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return h.crate.Client(ctx, registry)
 }
 
 // ConfigDir is the config directory.
@@ -392,6 +414,7 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		SessionID:     id,
 		WorkspaceRoot: ws,
 		ToolTimeout:   toolTimeout,
+		CheckArgs:     h.CheckArgs,
 		Extension:     host.ExtensionOptions{Scrub: h.scrub.Scrub},
 	})
 	h.live.Store(s.Session)
@@ -399,6 +422,15 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		s.stopWatch = h.watchConfig(s.Session, o.OnConfigChange)
 	}
 	return s, warnings
+}
+
+// CheckArgs validates a tool call's arguments against the tool's approved
+// input_schema (see [packaging.ArgsValidator]): a missing required field or
+// a misspelt one is an error naming it, before hooks or the server see the
+// call. Every front-end's session uses it; a tool with no schema takes any
+// object.
+func (h *Harness) CheckArgs(def host.ToolDef, args json.RawMessage) error {
+	return h.args.Validate(def.InputSchema, args)
 }
 
 // watchConfig applies changes to settings.toml and connections.toml to

@@ -29,6 +29,9 @@ func Summary(m *Manifest) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "  Protocol: %s\n", f.ProtocolVersion)
+	if e := engineLine(m); e != "" {
+		fmt.Fprintf(&b, "  Requires: %s\n", e)
+	}
 	if s := f.CapabilityServer; s != nil {
 		switch s.TransportName() {
 		case "wasm":

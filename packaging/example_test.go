@@ -21,6 +21,7 @@ func ExampleSummary() {
 	// Extension lsp 0.1.0
 	//   Semantic code intelligence from real language servers.
 	//   Protocol: 1.0
+	//   Requires: yolop >=0.1
 	//   Server command: "yolop-extension-lsp"
 	//   Tools (7):
 	//     - lsp_definition [never_defer: always in context]

@@ -34,7 +34,7 @@ func TestLoadExample(t *testing.T) {
 	}
 	abs, _ := filepath.Abs("testdata/lsp")
 	abs, _ = filepath.EvalSymlinks(abs)
-	if m.Name != "lsp" || m.Version != "0.1.0" || m.Dir != abs || m.Engines["yolop"] != ">=0.6" {
+	if m.Name != "lsp" || m.Version != "0.1.0" || m.Dir != abs || m.Engines["yolop"] != ">=0.1" {
 		t.Errorf("identity = %q %q %q %v", m.Name, m.Version, m.Dir, m.Engines)
 	}
 	f := m.Yolop

@@ -238,7 +238,11 @@ func (o SourceOptions) Parse(s string) (Source, error) {
 		if ver != "" && !versionRE.MatchString(ver) {
 			return bad("%q is not a version requirement", ver)
 		}
-		return Source{Kind: SourceCrate, Raw: raw, Crate: CratePrefix + name, Rev: ver}, nil
+		crate := name
+		if !strings.HasPrefix(crate, CratePrefix) {
+			crate = CratePrefix + name // the shorthand "echo" names yolop-extension-echo
+		}
+		return Source{Kind: SourceCrate, Raw: raw, Crate: crate, Rev: ver}, nil
 	}
 	return bad("not a directory, git URL (https://, ssh://, git@host:path), crates.io:<crate> or extension name")
 }

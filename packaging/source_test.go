@@ -33,6 +33,7 @@ func TestParseSource(t *testing.T) {
 		{"crates.io:yolop-extension-lsp@0.3.1", Source{Kind: SourceCrate, Crate: "yolop-extension-lsp", Rev: "0.3.1"}},
 		{"lsp", Source{Kind: SourceCrate, Crate: "yolop-extension-lsp"}},
 		{"lsp@^0.2", Source{Kind: SourceCrate, Crate: "yolop-extension-lsp", Rev: "^0.2"}},
+		{"yolop-extension-lsp@0.3", Source{Kind: SourceCrate, Crate: "yolop-extension-lsp", Rev: "0.3"}}, // no doubled prefix
 		{"sparse+http://127.0.0.1:8080/#yolop-extension-echo@0.1", Source{Kind: SourceCrate, Crate: "yolop-extension-echo", Rev: "0.1", Registry: "sparse+http://127.0.0.1:8080/"}},
 		{"sparse+https://index.example.com/reg#yolop-extension-echo", Source{Kind: SourceCrate, Crate: "yolop-extension-echo", Registry: "sparse+https://index.example.com/reg/"}},
 		{"sparse+http://[::1]:8080/#x", Source{Kind: SourceCrate, Crate: "x", Registry: "sparse+http://[::1]:8080/"}},

@@ -260,6 +260,12 @@ func (c *checker) check() {
 		if t.TimeoutMS < 0 || t.TimeoutMS > MaxToolTimeoutMS {
 			c.errf(nil, fmt.Sprintf("yolop.tools[%d].timeout_ms", i), "%d is outside 1..%d (absent means the host default)", t.TimeoutMS, MaxToolTimeoutMS)
 		}
+		if len(t.InputSchema) > 0 {
+			// Arguments are validated against it before every call.
+			if _, err := compileToolSchema(t.InputSchema); err != nil {
+				c.errf(nil, fmt.Sprintf("yolop.tools[%d].input_schema", i), "%v", err)
+			}
+		}
 	}
 	if never > yep.MaxNeverDefer {
 		c.m.Warnings = append(c.m.Warnings, fmt.Sprintf("%d tools are never_defer; the host loads at most %d eagerly and defers the rest behind tool_search", never, yep.MaxNeverDefer))

@@ -366,3 +366,24 @@ func TestSessionToolTimeoutFromSettings(t *testing.T) {
 	}
 	mustContain(t, "session", out, "session.tool_timeout", "settings.toml", "still")
 }
+
+// A package that needs a newer yolop is refused at install, naming both
+// versions, and nothing is written.
+func TestInstallRefusesANewerEngine(t *testing.T) {
+	cfg := isolate(t)
+	pkg := echoPackage(t)
+	p := filepath.Join(pkg, "plugin.json")
+	var m map[string]any
+	json.Unmarshal(fileBytes(t, p), &m)
+	m["engines"] = map[string]any{"yolop": ">=9.0"}
+	b, _ := json.Marshal(m)
+	os.WriteFile(p, b, 0o644)
+	_, errOut, code := cli(t, "", "ext", "install", pkg, "--yes")
+	if code == 0 {
+		t.Fatal("installed a package that needs yolop >=9.0")
+	}
+	mustContain(t, "install", errOut, "needs yolop >=9.0, this is "+version)
+	if _, err := os.Stat(filepath.Join(cfg, "extensions.lock")); err == nil {
+		t.Fatal("a refused install wrote extensions.lock")
+	}
+}

@@ -56,7 +56,12 @@ is 1 when any check fails.`,
 			if err != nil {
 				return err
 			}
+			h, err := a.harness()
+			if err != nil {
+				return err
+			}
 			rep, err := doctor.RunGrant(cmd.Context(), m, g, doctor.Options{
+				Transport:           h.Transport(), // every transport this binary has
 				Logger:              a.log,
 				HandshakeTimeout:    timeout,
 				CallTimeout:         timeout,
@@ -70,7 +75,7 @@ is 1 when any check fails.`,
 			if asJSON {
 				err = rep.WriteJSON(a.stdout)
 			} else {
-				err = rep.WriteTable(a.stdout)
+				err = rep.WriteTableStyled(a.stdout, a.paintStatus)
 			}
 			if err != nil {
 				return err

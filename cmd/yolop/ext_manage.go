@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"yolop.dev/harness/builtin"
 	"yolop.dev/harness/manager"
@@ -31,7 +32,7 @@ func (a *app) consent(yes bool, rerun string) manager.Consent {
 			return nil
 		}
 		f, ok := a.stdin.(*os.File)
-		if !ok || !isTerminal(f) {
+		if !ok || !term.IsTerminal(int(f.Fd())) {
 			return fmt.Errorf("%w: there is no terminal to ask on, and nothing was changed; read the summary above, then re-run with --yes to approve it:\n  %s --yes", packaging.ErrNotApproved, rerun)
 		}
 		fmt.Fprintf(a.stdout, "%s %s? [y/N] ", verb, p.Name)
@@ -123,7 +124,7 @@ func (a *app) extListCmd() *cobra.Command {
 				return nil
 			}
 			for _, in := range list {
-				fmt.Fprint(a.stdout, builtin.InfoText(in))
+				fmt.Fprint(a.stdout, builtin.InfoTextStyled(in, a.paint))
 			}
 			return nil
 		},
@@ -138,6 +139,7 @@ func (a *app) extEnableCmd() *cobra.Command {
 		Short:             "Enable an installed extension in settings.toml",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeInstalled,
+		Annotations:       map[string]string{candidatesLabel: "installed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.manager()
 			if err != nil {
@@ -158,6 +160,7 @@ func (a *app) extDisableCmd() *cobra.Command {
 		Short:             "Disable an extension (it stays installed)",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeEnabled,
+		Annotations:       map[string]string{candidatesLabel: "enabled"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.manager()
 			if err != nil {
@@ -183,6 +186,7 @@ func (a *app) extRemoveCmd() *cobra.Command {
 		Short:             "Uninstall an extension and drop its settings entry",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeInstalled,
+		Annotations:       map[string]string{candidatesLabel: "installed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.manager()
 			if err != nil {
@@ -198,7 +202,10 @@ func (a *app) extRemoveCmd() *cobra.Command {
 }
 
 func (a *app) extUpdateCmd() *cobra.Command {
-	var yes bool
+	var (
+		yes      bool
+		registry string
+	)
 	cmd := &cobra.Command{
 		Use:   "update [name]",
 		Short: "Re-resolve installed extensions; a widening change asks again",
@@ -209,8 +216,8 @@ contribution diff and needs consent again (y/N on a terminal, or --yes);
 a narrowing change is applied with a note. extensions.lock changes only
 after consent. An installed copy whose files were changed on disk is
 re-fetched after consent.`,
-		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeInstalled,
+		Annotations:       map[string]string{candidatesLabel: "installed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.manager()
 			if err != nil {
@@ -228,9 +235,16 @@ re-fetched after consent.`,
 			}
 			var errs []error
 			for _, n := range names {
-				out, err := m.Update(cmd.Context(), n, a.consent(yes, "yolop ext update "+n))
+				rerun := "yolop ext update " + n
+				if registry != "" {
+					rerun += " --registry " + registry
+				}
+				out, err := m.UpdateFrom(cmd.Context(), n, registry, a.consent(yes, rerun))
 				if err != nil {
-					errs = append(errs, fmt.Errorf("update %s: %w", n, err))
+					if !strings.HasPrefix(err.Error(), "update "+n+":") {
+						err = fmt.Errorf("update %s: %w", n, err) // name the extension once
+					}
+					errs = append(errs, err)
 					continue
 				}
 				fmt.Fprintln(a.stdout, builtin.OutcomeText(out))
@@ -239,6 +253,7 @@ re-fetched after consent.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve a widening change without asking (read the diff first)")
+	cmd.Flags().StringVar(&registry, "registry", "", "update a crate from this sparse registry (`sparse+URL`) instead of the recorded one")
 	return cmd
 }
 

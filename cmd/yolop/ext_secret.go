@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"yolop.dev/core/host"
 	"yolop.dev/harness/config"
@@ -42,11 +43,12 @@ is typed with echo off; with --stdin one line is read from standard input
 
 The value is never accepted as an argument: arguments stay in shell
 history and are visible to other users in ps.`,
+		Annotations: map[string]string{"args": argsCustom},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 2 {
 				return errors.New("refusing a secret given on the command line: it would stay in your shell history and show in ps. Run `yolop ext secret set <name> <field>` and type it, or pipe it with --stdin")
 			}
-			return cobra.ExactArgs(2)(cmd, args)
+			return a.positional(cmd)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -77,7 +79,7 @@ history and are visible to other users in ps.`,
 // readSecret reads the value: masked on a terminal, one line with --stdin.
 func (a *app) readSecret(name string, f packaging.ConfigField, fromStdin bool) (string, error) {
 	file, isFile := a.stdin.(*os.File)
-	tty := isFile && isTerminal(file)
+	tty := isFile && term.IsTerminal(int(file.Fd()))
 	if !tty && !fromStdin {
 		return "", fmt.Errorf("standard input is not a terminal, so the secret cannot be typed with echo off; pipe it with --stdin: printf '%%s' \"$VALUE\" | yolop ext secret set %s %s --stdin", name, f.Name)
 	}
@@ -87,14 +89,21 @@ func (a *app) readSecret(name string, f packaging.ConfigField, fromStdin bool) (
 			desc = " (" + f.Description + ")"
 		}
 		fmt.Fprintf(a.stderr, "Secret %s for extension %s%s, input hidden: ", f.Name, name, desc)
-		restore := echoOff(file)
-		defer func() {
-			restore()
-			fmt.Fprintln(a.stderr)
-		}()
 	}
-	line, err := bufio.NewReader(a.stdin).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
+	var line string
+	var err error
+	if tty {
+		var b []byte
+		b, err = term.ReadPassword(int(file.Fd()))
+		fmt.Fprintln(a.stderr)
+		line = string(b)
+	} else {
+		line, err = bufio.NewReader(a.stdin).ReadString('\n')
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("reading the secret: %w", err)
 	}
 	value := strings.TrimRight(line, "\r\n")
@@ -176,8 +185,11 @@ func (a *app) extSecretListCmd() *cobra.Command {
 // nil when stdin is not a terminal (setup then lists what is missing).
 func (a *app) terminalAsker() host.AskSink {
 	f, ok := a.stdin.(*os.File)
-	if !ok || !isTerminal(f) {
+	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return &config.LineAsker{In: bufio.NewReader(f), Out: a.stderr, Mask: func() func() { return echoOff(f) }}
+	return &config.LineAsker{In: bufio.NewReader(f), Out: a.stderr, ReadSecret: func() (string, error) {
+		b, err := term.ReadPassword(int(f.Fd()))
+		return string(b), err
+	}}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -217,5 +218,42 @@ func TestRemoveForgetsSecrets(t *testing.T) {
 	all, err := store.All(t.Context())
 	if err != nil || len(all["life"]) != 0 || all["other"]["token"].Reveal() != "tok-other-1" {
 		t.Errorf("after remove: %v %v", all, err)
+	}
+}
+
+// ext config get|set|unset: plain fields validated against config_schema
+// with a field-path error, a secret refused with a pointer to ext secret
+// set, and nothing written when a value is refused.
+func TestExtConfig(t *testing.T) {
+	cfg, _ := installLife(t)
+	st := filepath.Join(cfg, "settings.toml")
+	out, errOut, code := cli(t, "", "ext", "config", "set", "life", "mode", "slow")
+	if code != 0 {
+		t.Fatalf("set mode: %s", errOut)
+	}
+	mustContain(t, "set", out, "set life.mode = slow")
+	if out, _, _ := cli(t, "", "ext", "config", "get", "life", "mode"); strings.TrimSpace(out) != "slow" {
+		t.Fatalf("get mode = %q", out)
+	}
+	before := fileBytes(t, st)
+	_, errOut, code = cli(t, "", "ext", "config", "set", "life", "mode", "warp")
+	if code == 0 {
+		t.Fatal("an out-of-enum value was accepted")
+	}
+	mustContain(t, "bad enum", errOut, "life.mode", "not one of fast, slow")
+	_, errOut, code = cli(t, "", "ext", "config", "set", "life", "token", "tok-leaked")
+	if code == 0 || strings.Contains(errOut, "tok-leaked") {
+		t.Fatalf("a secret via ext config: %d %q", code, errOut)
+	}
+	mustContain(t, "secret", errOut, "yolop ext secret set life token")
+	if !bytes.Equal(before, fileBytes(t, st)) {
+		t.Fatal("a refused set changed settings.toml")
+	}
+	if out, _, code := cli(t, "", "ext", "config", "unset", "life", "mode"); code != 0 || !strings.Contains(out, "unset life.mode") {
+		t.Fatalf("unset: %d %s", code, out)
+	}
+	_, errOut, code = cli(t, "", "ext", "config", "set", "life")
+	if code == 0 || !strings.Contains(errOut, "missing <field>") {
+		t.Fatalf("missing args: %d %s", code, errOut)
 	}
 }

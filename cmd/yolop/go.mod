@@ -9,6 +9,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.47.0
 	yolop.dev/core v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/cratesio v0.0.0
@@ -40,24 +41,24 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/sergi/go-diff v1.3.2-0.20230802210424-5b0b94c5c0d3 // indirect
 	github.com/skeema/knownhosts v1.3.1 // indirect
+	github.com/tetratelabs/wazero v1.12.0 // indirect
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
-	golang.org/x/term v0.47.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	yolop.dev/registry/git v0.0.0 // indirect
 )
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
-	github.com/gofrs/flock v0.13.2
+	github.com/gofrs/flock v0.13.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/knadh/koanf/parsers/toml/v2 v2.1.0 // indirect
 	github.com/knadh/koanf/providers/file v1.2.1 // indirect
 	github.com/knadh/koanf/v2 v2.4.1 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.22 // indirect
-	github.com/pelletier/go-toml/v2 v2.4.3
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/text v0.44.0 // indirect
@@ -65,6 +66,7 @@ require (
 	yolop.dev/doctor v0.0.0
 	yolop.dev/harness v0.0.0
 	yolop.dev/internal v0.0.0
+	yolop.dev/transport/wasm v0.0.0
 )
 
 replace (
@@ -79,3 +81,5 @@ replace (
 replace yolop.dev/internal => ../../internal
 
 replace yolop.dev/harness => ../../harness
+
+replace yolop.dev/transport/wasm => ../../transport/wasm

@@ -25,7 +25,7 @@ func TestSecretSetMaskedOnATerminal(t *testing.T) {
 		done <- run(context.Background(), []string{"ext", "secret", "set", "life", "token"}, tty, &out, &errb)
 	}()
 	waitOut(t, &errb, "input hidden: ")
-	tio, err := unix.IoctlGetTermios(int(tty.Fd()), ioctlGetTermios)
+	tio, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestSecretSetMaskedOnATerminal(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for tio.Lflag&unix.ECHO != 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
-		tio, _ = unix.IoctlGetTermios(int(tty.Fd()), ioctlGetTermios)
+		tio, _ = unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
 	}
 	if tio.Lflag&unix.ECHO != 0 {
 		t.Fatal("echo is on while the secret is typed")
@@ -49,7 +49,7 @@ func TestSecretSetMaskedOnATerminal(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("secret set did not return")
 	}
-	if tio, _ := unix.IoctlGetTermios(int(tty.Fd()), ioctlGetTermios); tio.Lflag&unix.ECHO == 0 {
+	if tio, _ := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); tio.Lflag&unix.ECHO == 0 {
 		t.Error("echo was not restored")
 	}
 	if strings.Contains(out.String()+errb.String(), lifeToken) || !strings.Contains(out.String(), "(saved)") {

@@ -125,3 +125,29 @@ func TestConsentHintKeepsTheRegistry(t *testing.T) {
 	}
 	mustContain(t, "hint", errOut, "yolop ext install echo --registry "+reg+" --yes")
 }
+
+// `ext update --registry` moves a crate to another registry: the switch
+// needs consent like any change of source, and the lock then names the
+// new registry.
+func TestUpdateFromAnotherRegistry(t *testing.T) {
+	cfg := isolate(t)
+	_, regA := manifestOnlyIndex(t)
+	_, regB := manifestOnlyIndex(t)
+	mustRun(t, "", "ext", "install", "echo", "--registry", regA, "--yes")
+	_, errOut, code := cli(t, "", "ext", "update", "echo", "--registry", regB)
+	if code == 0 {
+		t.Fatal("moving to another registry needed no consent")
+	}
+	mustContain(t, "update without --yes", errOut, "yolop ext update echo --registry "+regB+" --yes")
+	if e := readLock(t, cfg).Entry("echo"); e.Registry != regA {
+		t.Fatalf("a declined move changed the lock: registry %s", e.Registry)
+	}
+	out, _ := mustRun(t, "", "ext", "update", "echo", "--registry", regB, "--yes")
+	mustContain(t, "update --yes", out, "echo")
+	if e := readLock(t, cfg).Entry("echo"); e.Registry != regB || e.Source != regB+"#yolop-extension-echo" {
+		t.Fatalf("after the move: source %s registry %s; want %s", e.Source, e.Registry, regB)
+	}
+	if _, errOut, code := cli(t, "", "ext", "update", "nosuch"); code == 0 || strings.Count(errOut, "update nosuch:") != 1 {
+		t.Fatalf("update of an unknown name repeats its prefix or succeeds: %d %q", code, errOut)
+	}
+}

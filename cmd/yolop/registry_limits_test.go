@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -134,4 +135,46 @@ func TestMalformedRegistryLimitsAreClear(t *testing.T) {
 	t.Log(errOut)
 	mustContain(t, "settings error", errOut, "settings.toml", "registry.low_speed_time", `"30s"`)
 	sameSnapshot(t, "a refused update", before, snapshot(t, cfg))
+}
+
+// TestUnreachableRegistryMessage: a registry nobody answers at is "cannot
+// reach <host>: <cause>" from install, info and search, never an invalid
+// config.json, and nothing is installed.
+func TestUnreachableRegistryMessage(t *testing.T) {
+	cfg := isolate(t)
+	// One retry keeps the test short and still shows the attempts.
+	if err := os.WriteFile(filepath.Join(cfg, "settings.toml"), []byte("[registry]\nretries = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ln.Addr().String()
+	ln.Close()
+	reg := "sparse+http://" + host + "/"
+	var installErr string
+	for _, args := range [][]string{
+		{"ext", "install", "yolop-extension-echo", "--registry", reg, "--yes"},
+		{"ext", "info", "echo", "--registry", reg},
+		{"ext", "search", "echo", "--registry", reg},
+	} {
+		_, errOut, code := cli(t, "", args...)
+		if code == 0 {
+			t.Fatalf("%v succeeded against a closed port", args)
+		}
+		mustContain(t, strings.Join(args[:2], " "), errOut, "cannot reach "+host+": ", "connection refused", "check your network")
+		if args[1] == "install" {
+			installErr = errOut
+		}
+		if strings.Contains(errOut, "config.json:") || strings.Contains(errOut, "invalid registry") || strings.Contains(errOut, "yolop-extension-yolop-extension") {
+			t.Errorf("%v: %s", args, errOut)
+		}
+	}
+	if !strings.Contains(installErr, "2 attempts") {
+		t.Errorf("install did not follow [registry] retries = 1: %s", installErr)
+	}
+	if _, err := os.Stat(filepath.Join(cfg, "extensions.lock")); !os.IsNotExist(err) {
+		t.Errorf("a failed install wrote the lock: %v", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"yolop.dev/harness/fetch"
 )
@@ -21,7 +22,7 @@ type downloadProgress struct {
 // progress returns a progress bar for one download described by desc
 // (a fetch.Crate Progress), or nil unless stderr is a terminal.
 func (a *app) progress(desc string) fetch.Progress {
-	if !isTerminal(os.Stderr) {
+	if !term.IsTerminal(int(os.Stderr.Fd())) {
 		return nil
 	}
 	return &downloadProgress{a: a, desc: desc}

@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"yolop.dev/core"
 	"yolop.dev/harness"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
+	"yolop.dev/packaging"
+	"yolop.dev/transport/wasm"
 )
 
 // app carries what every subcommand needs; tests build one per run.
@@ -26,6 +31,11 @@ type app struct {
 	// opened (herr).
 	h    *harness.Harness
 	herr error
+	// ttyOut is stdout when it is a file (it may be a terminal, for the
+	// REPL's line editor).
+	ttyOut *os.File
+	// colour is the --color flag: auto, always or never.
+	colour string
 }
 
 // harness returns the harness over the config directory.
@@ -45,9 +55,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: scrub.Writer(stderr), Level: level}),
 		scrub:  scrub,
 	}
+	if f, ok := stdout.(*os.File); ok {
+		a.ttyOut = f
+	}
+	// A WASM server runs in-process under wazero; its compiled modules are
+	// cached under the config directory.
+	var wasmCache string
+	if dir, err := packaging.ConfigDir(); err == nil {
+		wasmCache = filepath.Join(dir, "cache", "wasm")
+	}
+	wt := wasm.New(wasm.Options{Logger: a.log.Named("wasm"), CacheDir: wasmCache})
+	defer wt.Close()
 	a.h, a.herr = harness.Open(ctx, harness.Options{
+		Transports:   map[string]core.Transport{core.TransportWASM: wt},
 		Logger:       a.log,
 		Scrubber:     scrub,
+		Version:      version,
 		AllowFileGit: os.Getenv(allowFileGitEnv) == "1",
 		Crate:        fetch.Crate{UserAgent: "yolop/" + version, Progress: a.progress, Notes: a.stderr},
 	})
@@ -57,7 +80,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(a.stderr, "yolop:", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "yolop ") {
+			msg = "yolop: " + msg // a message that names its command needs no prefix
+		}
+		fmt.Fprintln(a.stderr, msg)
 		var ec exitCoder
 		if asExitCoder(err, &ec) {
 			return ec.ExitCode()
@@ -93,13 +120,17 @@ func (a *app) rootCmd() *cobra.Command {
 		Use:           "yolop",
 		Short:         "The yolop extension host",
 		Long:          "yolop installs, approves, runs and talks to capability servers: extension processes speaking YEP (JSON-RPC 2.0 over stdio).",
-		Version:       version,
+		Version:       currentBuild().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd())
+	root.PersistentFlags().StringVar(&a.colour, "color", colourAuto, "colour status words: auto (on a terminal, unless NO_COLOR is set), always or never")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return checkColour(a.colour) }
+	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd())
+	root.SetVersionTemplate("{{.Version}}")
 	for _, c := range a.extraCommands() {
 		root.AddCommand(c)
 	}
+	a.strictTree(root)
 	return root
 }

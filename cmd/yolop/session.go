@@ -10,12 +10,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
@@ -73,11 +76,15 @@ type repl struct {
 	json   bool
 	lines  chan string
 	outMu  sync.Mutex
-	inFile *os.File // stdin when it is a terminal
+	out    io.Writer // the terminal's line editor, or stdout
+	term   *termIO   // the line editor when stdin and stdout are a terminal
 	in     io.Reader
 	echoIn bool // print each input line (scripted demo)
 	sess   *host.Session
 	local  map[string]host.Grant // --ext packages by name
+
+	running    atomic.Bool // a call is running: Ctrl-C cancels it
+	interrupts chan os.Signal
 }
 
 // runSessionWith runs the REPL over the enabled extensions, the --ext
@@ -89,13 +96,20 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		ws, _ = os.Getwd()
 	}
 	ws, _ = filepath.Abs(ws)
-	r := &repl{a: a, json: f.json, lines: make(chan string), local: map[string]host.Grant{}, in: in, echoIn: echoIn}
-	if file, ok := in.(*os.File); ok && isTerminal(file) {
-		r.inFile = file
-	}
+	r := &repl{a: a, json: f.json, lines: make(chan string), local: map[string]host.Grant{}, in: in, echoIn: echoIn, out: a.stdout,
+		interrupts: make(chan os.Signal, 1)}
 	h, err := a.harness()
 	if err != nil {
 		return err
+	}
+	if file, ok := in.(*os.File); ok && a.ttyOut != nil && !f.json && !echoIn && term.IsTerminal(int(file.Fd())) && term.IsTerminal(int(a.ttyOut.Fd())) {
+		hist := loadHistory(filepath.Join(h.ConfigDir(), historyFile), a.scrub.Scrub)
+		ti, err := openTerm(file, a.ttyOut, hist, r.interrupt, r.completions)
+		if err == nil {
+			r.term = ti
+			r.out = a.scrub.Writer(ti)
+			defer ti.Close()
+		}
 	}
 	for _, g := range extra {
 		r.local[g.Name] = g
@@ -132,10 +146,36 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	}
 	r.sess = s.Session
 	defer s.Close()
+	var startErrs []error
 	if err := s.Start(ctx); err != nil {
-		for _, e := range unjoin(err) {
-			r.event("warning", map[string]any{"message": e.Error()}, "warning: "+e.Error())
+		startErrs = unjoin(err)
+	}
+	// A package loaded in place is the author's dev loop: start it now,
+	// eager or not, so a missing binary shows at once.
+	var dirFailed int
+	for _, g := range extraGrants[len(extra):] {
+		e, ok := s.Extension(g.Name)
+		if !ok {
+			continue
 		}
+		switch st, _ := e.State(); st {
+		case host.StateReady:
+			continue
+		case host.StateDegraded, host.StateOff:
+			dirFailed++ // an eager one that failed in Start: its error is in startErrs
+			continue
+		}
+		if err := e.Start(ctx); err != nil {
+			dirFailed++
+			startErrs = append(startErrs, err)
+		}
+	}
+	if n := len(f.exts); n > 0 && dirFailed == n && len(s.Stats()) == n {
+		// Nothing else was asked for: a session without it is no use.
+		return fmt.Errorf("yolop session: %w", errors.Join(startErrs...))
+	}
+	for _, e := range startErrs {
+		r.event("warning", map[string]any{"message": e.Error()}, "warning: "+e.Error())
 	}
 	for _, w := range s.Warnings() {
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)
@@ -144,35 +184,45 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	r.event("ready", map[string]any{"extensions": len(grants), "tools": len(s.Tools())},
 		fmt.Sprintf("yolop session: %d extension(s), %d tool(s). /help lists commands.", len(grants), len(s.Tools())))
 
-	readDone := make(chan struct{})
-	go r.readLines(readDone)
-	defer func() {
-		// Unblock the reader if it is waiting to hand over a line.
-		for {
-			select {
-			case <-readDone:
-				return
-			case <-r.lines:
-			case <-time.After(50 * time.Millisecond):
-				return // stdin is still open; the process is ending anyway
-			}
-		}
-	}()
-
-	interrupts := make(chan os.Signal, 1)
+	interrupts := r.interrupts
 	signal.Notify(interrupts, os.Interrupt)
 	defer signal.Stop(interrupts)
+
+	if r.term == nil {
+		readDone := make(chan struct{})
+		go r.readLines(readDone)
+		defer func() {
+			// Unblock the reader if it is waiting to hand over a line.
+			for {
+				select {
+				case <-readDone:
+					return
+				case <-r.lines:
+				case <-time.After(50 * time.Millisecond):
+					return // stdin is still open; the process is ending anyway
+				}
+			}
+		}()
+	}
 
 	for {
 		var line string
 		var ok bool
-		select {
-		case line, ok = <-r.lines:
-		case <-interrupts:
-			r.event("info", map[string]any{"message": "no call is running; /quit ends the session"}, "(no call is running; /quit ends the session)")
-			continue
-		case <-ctx.Done():
-			return nil
+		if r.term != nil {
+			// The line editor: Ctrl-C at the prompt clears the line,
+			// Ctrl-D on an empty one ends the session.
+			var err error
+			line, err = r.term.ReadLine()
+			ok = err == nil
+		} else {
+			select {
+			case line, ok = <-r.lines:
+			case <-interrupts:
+				r.event("info", map[string]any{"message": "no call is running; /quit ends the session"}, "(no call is running; /quit ends the session)")
+				continue
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		if !ok {
 			return nil
@@ -223,20 +273,20 @@ func (r *repl) event(kind string, fields map[string]any, text string) {
 		}
 		fields["event"] = kind
 		b, _ := json.Marshal(fields)
-		fmt.Fprintf(r.a.stdout, "%s\n", b)
+		fmt.Fprintf(r.out, "%s\n", b)
 		return
 	}
 	if text == "" {
 		return
 	}
-	fmt.Fprintln(r.a.stdout, text)
+	fmt.Fprintln(r.out, text)
 }
 
 // raw writes streamed text as it arrives (text mode only).
 func (r *repl) raw(s string) {
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
-	io.WriteString(r.a.stdout, s)
+	io.WriteString(r.out, s)
 }
 
 func (r *repl) dispatch(ctx context.Context, line string, interrupts chan os.Signal) (quit bool) {
@@ -246,7 +296,7 @@ func (r *repl) dispatch(ctx context.Context, line string, interrupts chan os.Sig
 	case "/quit", "/exit":
 		return true
 	case "/help":
-		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit")
+		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit"+r.editorHelp())
 	case "/tools":
 		r.tools()
 	case "/prompt":
@@ -319,8 +369,58 @@ func (r *repl) tools() {
 	}
 }
 
+// interrupt is the line editor's Ctrl-C: it cancels the running call, if
+// any, and reports whether there was one.
+func (r *repl) interrupt() bool {
+	if !r.running.Load() {
+		return false
+	}
+	select {
+	case r.interrupts <- os.Interrupt:
+	default:
+	}
+	return true
+}
+
+// completions are the words the line editor completes after prefix: the
+// REPL's commands and the extensions' slash commands, or, after "/call ",
+// the session's tool names.
+func (r *repl) completions(prefix string) []string {
+	if r.sess == nil {
+		return nil
+	}
+	if strings.HasPrefix(prefix, "/call ") && strings.Count(prefix, " ") == 1 {
+		var names []string
+		for _, t := range r.sess.Tools() {
+			names = append(names, t.Name)
+		}
+		return names
+	}
+	if strings.Contains(prefix, " ") {
+		return nil
+	}
+	names := slices.Clone(replCommands)
+	for _, c := range r.sess.Commands() {
+		names = append(names, "/"+c.Name)
+	}
+	return names
+}
+
+// editorHelp describes the line editor's keys, on a terminal.
+func (r *repl) editorHelp() string {
+	if r.term == nil {
+		return ""
+	}
+	return "\nkeys: Tab completes commands and tool names, Up/Down walk the history (kept across sessions), Ctrl-C cancels a running call or clears the line, Ctrl-D on an empty line quits"
+}
+
+// replCommands are the REPL's own commands, for completion and /help.
+var replCommands = []string{"/tools", "/prompt", "/call", "/commands", "/reload", "/enable", "/disable", "/workspace", "/status", "/help", "/quit"}
+
 // withInterrupt runs f with a context that Ctrl-C cancels.
-func withInterrupt(ctx context.Context, interrupts chan os.Signal, f func(ctx context.Context)) {
+func (r *repl) withInterrupt(ctx context.Context, interrupts chan os.Signal, f func(ctx context.Context)) {
+	r.running.Store(true)
+	defer r.running.Store(false)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -353,7 +453,7 @@ func (r *repl) call(ctx context.Context, rest string, interrupts chan os.Signal)
 	defer r.sess.EndTurn()
 	callID := fmt.Sprintf("call-%d", turn)
 	streamed := false
-	withInterrupt(ctx, interrupts, func(ctx context.Context) {
+	r.withInterrupt(ctx, interrupts, func(ctx context.Context) {
 		res, err := r.sess.CallTool(ctx, name, callID, json.RawMessage(args), func(u yep.ToolUpdateParams) {
 			if r.json {
 				r.event("update", map[string]any{"tool": name, "call_id": callID, "output": u.Output, "progress": u.Progress}, "")
@@ -391,7 +491,7 @@ func resultText(res yep.ToolResult) string {
 }
 
 func (r *repl) command(ctx context.Context, name, args string, interrupts chan os.Signal) {
-	withInterrupt(ctx, interrupts, func(ctx context.Context) {
+	r.withInterrupt(ctx, interrupts, func(ctx context.Context) {
 		res, err := r.sess.ExecuteCommand(ctx, name, args)
 		if err != nil {
 			r.fail(err)
@@ -453,8 +553,8 @@ func (r *repl) status() {
 		for _, k := range sortedKeys(st.HookDecisions) {
 			hooks = append(hooks, fmt.Sprintf("%s:%d", k, st.HookDecisions[k]))
 		}
-		text := fmt.Sprintf("%-12s %-9s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
-			st.Name, st.State, st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
+		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
+			st.Name, r.a.paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
 		if st.Status != "" {
 			text += fmt.Sprintf(" status=%q", st.Status)
 		}
@@ -493,18 +593,18 @@ func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAs
 		prompt += fmt.Sprintf(" (%s)", p.Placeholder)
 	}
 	r.event("ask", map[string]any{"extension": ext, "prompt": p.Prompt, "secret": p.Secret, "options": p.Options}, prompt)
-	var restore func()
-	if p.Secret && r.inFile != nil {
-		restore = echoOff(r.inFile)
-	}
 	var answer string
 	var ok bool
-	select {
-	case answer, ok = <-r.lines:
-	case <-ctx.Done():
-	}
-	if restore != nil {
-		restore()
+	if r.term != nil {
+		// A secret is typed with echo off; answers stay out of the
+		// history.
+		a, err := r.term.Answer("> ", p.Secret)
+		answer, ok = a, err == nil
+	} else {
+		select {
+		case answer, ok = <-r.lines:
+		case <-ctx.Done():
+		}
 	}
 	if !ok {
 		r.event("ask_result", map[string]any{"extension": ext, "cancelled": true}, "(cancelled)")

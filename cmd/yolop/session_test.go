@@ -176,3 +176,47 @@ func TestREPLHintsFollowTheSentinels(t *testing.T) {
 	}
 	mustContain(t, "session", out, `no tool "nosuch" in this session; /tools lists them`, "/commands lists them", "/status lists the extensions")
 }
+
+// Arguments are checked against the tool's approved input_schema before
+// they leave the host: a missing or misspelt field is an error naming it,
+// and the server is never called.
+func TestCallArgumentsAreValidated(t *testing.T) {
+	pkg := echoPackage(t)
+	script := `/call echo {"txt":"hi"}` + "\n" + `/call count {"n":"three"}` + "\n/status\n" + `/call echo {"text":"ok"}` + "\n/quit\n"
+	out, errOut, code := cli(t, script, "session", "--ext", pkg, "--no-enabled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	mustContain(t, "session", out, `arguments of tool "echo": `, "missing property 'text'", `txt: unknown argument (did you mean "text"?)`,
+		`arguments of tool "count": n:`, "calls=0", "\nok\n")
+}
+
+// An --ext package whose server binary is missing, when it is all the
+// session was asked for: one clear error, exit status 1, no REPL. Beside
+// other extensions it is a single warning and the session runs.
+func TestExtDirWithoutItsBinary(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plugin.json"), fileBytes(t, "demo/plugin.json"), 0o644)
+	out, errOut, code := cli(t, "/quit\n", "session", "--ext", dir, "--no-enabled")
+	if code == 0 {
+		t.Fatalf("a session of one broken --ext package succeeded:\n%s", out)
+	}
+	if n := strings.Count(out+errOut, `command not found: "yolop-extension-echo"`); n != 1 {
+		t.Fatalf("the error shows %d times:\n%s\n%s", n, out, errOut)
+	}
+	if strings.Count(errOut, `extension "echo": extension "echo"`) > 0 || strings.Contains(out, "yolop session:") && strings.Contains(out, "extension(s)") {
+		t.Fatalf("doubled prefix or a REPL started:\n%s\n%s", out, errOut)
+	}
+	good := echoPackage(t)
+	// Rename the good one so the two do not collide.
+	m := fileBytes(t, filepath.Join(good, "plugin.json"))
+	os.WriteFile(filepath.Join(good, "plugin.json"), []byte(strings.Replace(string(m), `"name": "echo"`, `"name": "echo2"`, 1)), 0o644)
+	out, errOut, code = cli(t, `/call echo2__echo {"text":"still"}`+"\n/quit\n", "session", "--ext", dir, "--ext", good, "--no-enabled")
+	if code != 0 {
+		t.Fatalf("one broken package among others stopped the session: %s", errOut)
+	}
+	if n := strings.Count(out+errOut, "command not found"); n != 1 || !strings.Contains(out, "\nstill\n") {
+		t.Fatalf("the error shows %d times, or the good package did not answer:\n%s\n%s", n, out, errOut)
+	}
+}

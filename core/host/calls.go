@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"yolop.dev/core"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
@@ -61,10 +62,15 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	var id yep.ID
+	co.OnID = func(i yep.ID) { id = i }
 	err = p.conn.CallWith(ctx, yep.MethodToolCall, yep.ToolCallParams{
 		ToolCallID: call.ID, Name: call.Name, Args: args, SessionID: e.opts.SessionID, TraceParent: call.TraceParent,
 	}, &res, co)
 	if err != nil {
+		if errors.As(err, new(*jsonrpc.CancelledError)) {
+			e.probeAfterCancel(p, call.Name, id)
+		}
 		return res, e.callError(call.Name, err)
 	}
 	res.Output = e.scrub(res.Output)
@@ -245,4 +251,43 @@ func (e *Extension) callError(what string, err error) error {
 // connection rejected, keeping the *jsonrpc.InvalidResponseError matchable.
 func (e *Extension) invalidResponse(ire *jsonrpc.InvalidResponseError) error {
 	return &scrubbedError{err: ire, text: e.scrub(fmt.Sprintf("invalid response from extension %q: %s", e.grant.Name, ire.Reason))}
+}
+
+// probeAfterCancel checks, for a cooperatively scheduled server, that it
+// still reads after one of its calls was cancelled: it asks it to cancel
+// the call again (an answer, {cancelled: false} included, is proof of
+// life) and restarts it when no answer comes within CancelGrace, as a
+// crash — its handler is stuck in a loop and would hold every later call.
+func (e *Extension) probeAfterCancel(p *process, tool string, id yep.ID) {
+	if c, ok := p.inst.(core.Cooperative); !ok || !c.Cooperative() || id == nil {
+		return
+	}
+	done := make(chan struct{})
+	e.mu.Lock()
+	if p.probing != nil {
+		e.mu.Unlock()
+		return // one probe at a time answers for every cancel
+	}
+	p.probing = done
+	e.mu.Unlock()
+	e.probes.Add(1)
+	go func() {
+		defer e.probes.Done()
+		defer func() {
+			e.mu.Lock()
+			p.probing = nil
+			e.mu.Unlock()
+			close(done)
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.CancelGrace)
+		defer cancel()
+		err := p.conn.Call(ctx, yep.MethodCancel, yep.CancelParams{ID: id}, nil)
+		if err == nil || ctx.Err() == nil {
+			return // it answered, or the connection ended anyway
+		}
+		e.log.Warn("server did not answer within the grace after a cancel; restarting it (a handler stuck in a loop keeps a cooperatively scheduled server from reading)",
+			"tool", tool, "grace", e.opts.CancelGrace)
+		_ = p.inst.Kill()
+		<-p.conn.Done() // calls that waited for the probe see the crash
+	}()
 }

@@ -36,6 +36,9 @@ var (
 	// a tool the manifest approves but the server's handshake did not
 	// declare.
 	ErrToolNotServed = errors.New("tool not served")
+	// ErrInvalidArgs is matched by the error of [Session.CallTool] for
+	// arguments that fail [SessionOptions.CheckArgs]: nothing was called.
+	ErrInvalidArgs = errors.New("invalid tool arguments")
 )
 
 // State errors: the extension refuses calls. They are matched by the error

@@ -46,7 +46,9 @@ type ExtensionOptions struct {
 	// Logger is the host logger; the extension logs under a sub-logger
 	// named after it. Nil means no logging.
 	Logger hclog.Logger
-	// HandshakeTimeout bounds spawn plus initialize. Zero means 10s.
+	// HandshakeTimeout bounds the initialize exchange, counted from the
+	// moment the transport has started the server (so a WASM compile,
+	// host work, is not counted). Zero means 10s.
 	HandshakeTimeout time.Duration
 	// PromptTimeout bounds one prompt/contribution. Zero means 1s.
 	PromptTimeout time.Duration
@@ -63,6 +65,11 @@ type ExtensionOptions struct {
 	// Zero means 5 crashes in 3 minutes.
 	CrashLimit  int
 	CrashWindow time.Duration
+	// CancelGrace is how long a cooperatively scheduled server (a WASM
+	// guest, see [core.Cooperative]) has to answer after one of its calls
+	// was cancelled; one that does not is stuck (a handler in a loop keeps
+	// it from reading) and is restarted, as after a crash. Zero means 5s.
+	CancelGrace time.Duration
 	// TraceQueue is the trace-event queue length; when full, events are
 	// dropped and counted. Zero means 1024.
 	TraceQueue int
@@ -128,6 +135,8 @@ type Extension struct {
 	lastGood     string
 	hasLastGood  bool
 
+	probes sync.WaitGroup // probeAfterCancel goroutines
+
 	traceMu     sync.RWMutex // guards traceQ against a send after close
 	traceQ      chan yep.TraceEventParams
 	traceClosed bool
@@ -141,6 +150,10 @@ type process struct {
 	contrib  *contributions
 	stopping bool // an intentional stop; not a crash
 	exited   chan struct{}
+	// probing, set under Extension.mu, is closed when the probe after a
+	// cancel (see probeAfterCancel) has its answer: calls wait for it
+	// rather than queue behind a handler that may be stuck.
+	probing chan struct{}
 }
 
 // NewExtension returns the adapter for one approved extension. Nothing is
@@ -169,6 +182,9 @@ func NewExtension(g Grant, opts ExtensionOptions) *Extension {
 	}
 	if opts.CrashWindow <= 0 {
 		opts.CrashWindow = 3 * time.Minute
+	}
+	if opts.CancelGrace <= 0 {
+		opts.CancelGrace = 5 * time.Second
 	}
 	if opts.TraceQueue <= 0 {
 		opts.TraceQueue = 1024

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"yolop.dev/core"
@@ -32,7 +33,17 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 			return nil, fmt.Errorf("extension %q: %w", e.grant.Name, ErrExtensionClosed)
 		case e.proc != nil:
 			p := e.proc
+			probing := p.probing
 			e.mu.Unlock()
+			if probing != nil {
+				// A cooperative server is being probed after a cancel: the
+				// probe keeps it or restarts it.
+				select {
+				case <-probing:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
 			select {
 			case <-p.conn.Done():
 				// The server just died: wait until watch has recorded the
@@ -119,10 +130,6 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 
 // spawn starts a process and runs the handshake.
 func (e *Extension) spawn(ctx context.Context) (*process, error) {
-	// ErrHandshakeTimeout is the cause when this timeout expires, as
-	// opposed to the caller's context ending.
-	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, ErrHandshakeTimeout)
-	defer cancel()
 	e.mu.Lock()
 	spec := e.grant.Server
 	spec.Env = maps.Clone(spec.Env)
@@ -140,8 +147,18 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	}
 	inst, err := e.opts.Transport.Start(ctx, spec)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), fmt.Sprintf("extension %q", e.grant.Name)) {
+			return nil, err // the transport's error names the extension already
+		}
 		return nil, fmt.Errorf("starting extension %q: %w", e.grant.Name, err)
 	}
+	// The handshake timeout runs from the moment the server runs: what
+	// the transport does before (a WASM compile, a go-plugin launch) is
+	// host work bounded by ctx and the transport, and a loaded machine
+	// must not turn it into a degraded extension. ErrHandshakeTimeout is
+	// the cause when this timeout expires, as opposed to ctx ending.
+	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, ErrHandshakeTimeout)
+	defer cancel()
 	p := &process{inst: inst, exited: make(chan struct{})}
 	p.conn = jsonrpc.NewConn(inst.Stdout(), inst.Stdin(), jsonrpc.Options{
 		Handler:  e.reverseHandler(p),
@@ -370,6 +387,7 @@ func (e *Extension) Close() {
 		<-starting
 	}
 	e.Stop()
+	e.probes.Wait() // the connection is closed: a pending probe returns
 	if e.traceQ != nil {
 		e.traceMu.Lock()
 		e.traceClosed = true

@@ -53,6 +53,13 @@ type SessionOptions struct {
 	// expires the server is sent cancel and the call fails with a
 	// *[ToolTimeoutError].
 	ToolTimeout time.Duration
+	// CheckArgs, if set, validates a tool call's arguments against the
+	// tool's definition (its approved input_schema) before anything sees
+	// them — hooks or the server — and again after a pre_tool_use hook
+	// rewrote them. An error fails the call with [ErrInvalidArgs] and the
+	// server is never called. Nil passes any arguments (core depends on no
+	// JSON Schema validator; the harness supplies one).
+	CheckArgs func(def ToolDef, args json.RawMessage) error
 	// Extension is the template for every extension's options; Transport,
 	// Logger, sinks, session id and workspace are filled in.
 	Extension ExtensionOptions
@@ -167,7 +174,9 @@ func (s *Session) Start(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			if err := e.Start(ctx); err != nil {
-				s.log.Warn("extension did not start", "extension", e.ExtName(), "error", err)
+				// Returned to the caller to show; logged for debugging only,
+				// so a front-end does not print it twice.
+				s.log.Debug("extension did not start", "extension", e.ExtName(), "error", err)
 				errs[i] = err
 			}
 		}()
@@ -289,6 +298,9 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	if err := s.checkArgs(t, args); err != nil {
+		return yep.ToolResult{}, err
+	}
 
 	traced := s.traced()
 	tool := toolSpan{turn: span, spanID: NewSpanID()}
@@ -317,9 +329,16 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		}()
 	}
 
-	args, err = s.firePre(ctx, t, callID, args, tool.parent)
+	mutated, err := s.firePre(ctx, t, callID, args, tool.parent)
 	if err != nil {
 		return yep.ToolResult{}, err
+	}
+	if string(mutated) != string(args) {
+		// A pre_tool_use hook rewrote the arguments: they are checked too.
+		if err := s.checkArgs(t, mutated); err != nil {
+			return yep.ToolResult{}, err
+		}
+		args = mutated
 	}
 	if e, ok := t.cap.(*Extension); ok {
 		// Start a lazy server first: its start is bounded by the handshake
@@ -375,6 +394,17 @@ func toolStatus(res yep.ToolResult, err error) string {
 		return "cancelled"
 	}
 	return "error"
+}
+
+// checkArgs runs SessionOptions.CheckArgs, if any, on a call's arguments.
+func (s *Session) checkArgs(t *toolEntry, args json.RawMessage) error {
+	if s.opts.CheckArgs == nil {
+		return nil
+	}
+	if err := s.opts.CheckArgs(t.def, args); err != nil {
+		return newError(ErrInvalidArgs, err, "arguments of tool %q: %v", t.name, err)
+	}
+	return nil
 }
 
 // hookTarget is one subscription to fire.

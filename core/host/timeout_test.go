@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"yolop.dev/core"
 	"yolop.dev/core/internal/leakcheck"
 	"yolop.dev/core/sdk"
 	"yolop.dev/core/transporttest"
@@ -167,3 +169,63 @@ func TestEffectiveToolTimeout(t *testing.T) {
 		}
 	}
 }
+
+// slowStart is a transport whose Start takes a while before the server
+// runs, as a WASM compile on a loaded machine does.
+type slowStart struct {
+	core.Transport
+	delay time.Duration
+}
+
+func (t slowStart) Start(ctx context.Context, spec core.ServerSpec) (core.Instance, error) {
+	select {
+	case <-time.After(t.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return t.Transport.Start(ctx, spec)
+}
+
+// TestHandshakeTimeoutCountsFromTheRunningServer: a transport that takes
+// longer to start the server than the handshake timeout (host work, not the
+// server's) does not degrade the extension; a server that then does not
+// answer initialize is timed out the full handshake timeout after it runs.
+func TestHandshakeTimeoutCountsFromTheRunningServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		silent := func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+			_, _ = io.Copy(io.Discard, stdin)
+			return nil
+		}
+		tr := slowStart{delay: 3 * DefaultHandshakeTimeoutForTest, Transport: &transporttest.Transport{Servers: map[string]transporttest.Server{
+			"ext":    sdkServer(func(s *sdk.Server) {}),
+			"silent": silent,
+		}}}
+		for _, name := range []string{"ext", "silent"} {
+			e := NewExtension(Grant{Name: name, ProtocolVersion: "1.0"}, ExtensionOptions{Transport: tr})
+			start := time.Now()
+			err := e.Start(context.Background())
+			took := time.Since(start)
+			switch name {
+			case "ext":
+				if err != nil {
+					t.Errorf("a slow transport start degraded the extension: %v", err)
+				}
+				if st, reason := e.State(); st != StateReady {
+					t.Errorf("state = %v (%s), want ready", st, reason)
+				}
+			case "silent":
+				if !errors.Is(err, ErrHandshakeTimeout) {
+					t.Errorf("silent server: err = %v, want the handshake timeout", err)
+				}
+				if want := tr.delay + DefaultHandshakeTimeoutForTest; took != want {
+					t.Errorf("silent server timed out after %s, want start %s + handshake %s", took, tr.delay, DefaultHandshakeTimeoutForTest)
+				}
+			}
+			e.Stop()
+		}
+	})
+}
+
+// DefaultHandshakeTimeoutForTest is ExtensionOptions.HandshakeTimeout's
+// zero-value default.
+const DefaultHandshakeTimeoutForTest = 10 * time.Second

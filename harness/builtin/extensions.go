@@ -261,13 +261,20 @@ func listText(list []manager.Info) string {
 }
 
 // InfoText renders one extension for list output.
-func InfoText(in manager.Info) string {
+func InfoText(in manager.Info) string { return InfoTextStyled(in, nil) }
+
+// InfoTextStyled is [InfoText] with the health word passed through style
+// (e.g. to colour it on a terminal); nil leaves it plain.
+func InfoTextStyled(in manager.Info, style func(string) string) string {
+	if style == nil {
+		style = func(s string) string { return s }
+	}
 	var b strings.Builder
 	enabled := "disabled"
 	if in.Enabled {
 		enabled = "enabled"
 	}
-	fmt.Fprintf(&b, "%s %s  %s  %s\n", in.Name, orDash(in.Version), enabled, in.Health)
+	fmt.Fprintf(&b, "%s %s  %s  %s\n", in.Name, orDash(in.Version), enabled, style(in.Health))
 	src := in.Source
 	switch {
 	case !in.Installed:

@@ -332,10 +332,10 @@ func TestKindsAreExtensible(t *testing.T) {
 }
 
 func TestLineAsker(t *testing.T) {
-	in := "s3cr3t-value\n2\nplain\n"
+	in := "2\nplain\n"
 	var out strings.Builder
 	masked := 0
-	a := &LineAsker{In: bufioReader(in), Out: &out, Mask: func() func() { masked++; return func() {} }}
+	a := &LineAsker{In: bufioReader(in), Out: &out, ReadSecret: func() (string, error) { masked++; return "s3cr3t-value", nil }}
 	ctx := context.Background()
 	r1, _ := a.Ask(ctx, "x", yep.UIAskParams{Prompt: "token", Secret: true})
 	r2, _ := a.Ask(ctx, "x", yep.UIAskParams{Prompt: "mode", Options: []string{"fast", "slow"}})

@@ -294,14 +294,15 @@ func validateField(m *packaging.Manifest, name string, v any) error {
 
 // A LineAsker is a [host.AskSink] for a command on a terminal: it writes
 // the question to Out and reads one line from In. A secret question is read
-// with Mask in effect (echo off) and acknowledged with "(saved)"; an
+// with ReadSecret (echo off) and acknowledged with "(saved)"; an
 // options question lists numbered options and takes a number or a value.
 type LineAsker struct {
 	In  *bufio.Reader
 	Out io.Writer
-	// Mask turns terminal echo off and returns the function restoring it.
-	// Nil means input is not masked (not a terminal).
-	Mask func() (restore func())
+	// ReadSecret reads the answer to a secret question with echo off (a
+	// terminal: golang.org/x/term's ReadPassword). Nil means the answer is
+	// read from In like any other (not a terminal).
+	ReadSecret func() (string, error)
 
 	mu sync.Mutex
 }
@@ -322,14 +323,13 @@ func (a *LineAsker) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep
 	default:
 		fmt.Fprint(a.Out, ": ")
 	}
-	restore := func() {}
-	if p.Secret && a.Mask != nil {
-		restore = a.Mask()
-	}
-	line, err := a.In.ReadString('\n')
-	restore()
-	if p.Secret && a.Mask != nil {
+	var line string
+	var err error
+	if p.Secret && a.ReadSecret != nil {
+		line, err = a.ReadSecret()
 		fmt.Fprintln(a.Out)
+	} else {
+		line, err = a.In.ReadString('\n')
 	}
 	if err != nil && line == "" {
 		return yep.UIAskResult{Cancelled: true}, nil

@@ -84,6 +84,18 @@ type nopProgress struct{}
 func (nopProgress) Update(int64, int64) {}
 func (nopProgress) Finish()             {}
 
+// Client returns the registry client an install would use for registry
+// ("sparse+URL", "" for crates.io): the cache under the config directory
+// and the [registry] limits of settings.toml.
+func (c Crate) Client(ctx context.Context, registry string) (*cratesio.Client, error) {
+	fresh := false
+	if c.ConfigDir != "" {
+		_, err := os.Stat(c.ConfigDir)
+		fresh = errors.Is(err, fs.ErrNotExist)
+	}
+	return c.client(ctx, registry, fresh)
+}
+
 // client returns a sparse-index client for registry ("" means crates.io)
 // that caches under the config directory and applies the [registry]
 // transfer limits from settings.toml. With fresh (the config directory did
@@ -133,6 +145,9 @@ func (c Crate) client(ctx context.Context, registry string, fresh bool) (*crates
 	}
 	if d := limits.DownloadTimeout; d != nil {
 		opts.DownloadTimeout = time.Duration(offIfZero(int64(*d)))
+	}
+	if r := limits.Retries; r != nil {
+		opts.Retries = int(offIfZero(int64(*r)))
 	}
 	return cratesio.NewClient(opts), nil
 }

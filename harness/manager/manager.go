@@ -46,6 +46,10 @@ type Options struct {
 	// deleted secrets (setup on enable, remove), e.g. to reload a
 	// scrubber.
 	SecretsChanged func(ctx context.Context)
+	// HostVersion is the running yolop's version, checked against each
+	// manifest's engines.yolop at install, enable and session start. Empty
+	// skips the check.
+	HostVersion string
 }
 
 // A Manager manages installed extensions. It holds no state of its own
@@ -190,6 +194,9 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 		Repair:    req.repair,
 		Name:      req.Name,
 		Approve: func(next, prev *packaging.Manifest, ch packaging.Change) error {
+			if err := next.CheckEngines(m.o.HostVersion); err != nil {
+				return err // nothing to approve: it would not run here
+			}
 			p := proposal(src, next, prev, ch)
 			switched := false
 			if old, ok := prevSources[next.Name]; ok && prev != nil && !old.SameSource(src) {
@@ -254,6 +261,14 @@ func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out
 // needs consent; a narrowing one is applied. A package whose store copy was
 // changed on disk is re-fetched and needs consent as a fresh install.
 func (m *Manager) Update(ctx context.Context, name string, consent Consent) (*Outcome, error) {
+	return m.UpdateFrom(ctx, name, "", consent)
+}
+
+// UpdateFrom is [Manager.Update] of a crate source from another sparse
+// registry ("sparse+URL"; empty means the recorded one): a crate that moved
+// registries, or a mirror. The new registry is recorded in the lock, and
+// the change of source needs consent like any other.
+func (m *Manager) UpdateFrom(ctx context.Context, name, registry string, consent Consent) (*Outcome, error) {
 	lock, err := m.o.Store.ReadLock(ctx)
 	if err != nil {
 		return nil, err
@@ -267,6 +282,12 @@ func (m *Manager) Update(ctx context.Context, name string, consent Consent) (*Ou
 		return nil, fmt.Errorf("update %s: the recorded source %q no longer parses: %w", name, e.Source, err)
 	}
 	req := InstallRequest{Name: name, Registry: e.Registry, Consent: consent}
+	if registry != "" {
+		if src.Kind != packaging.SourceCrate {
+			return nil, fmt.Errorf("update %s: --registry applies to crate sources; %s is installed from %s", name, name, e.Source)
+		}
+		src.Registry, req.Registry = registry, registry
+	}
 	_, verr := m.o.Store.VerifyInstalled(ctx, name)
 	out, err := m.install(ctx, src, req)
 	if err != nil || verr == nil || !out.Unchanged || src.Kind == packaging.SourcePath {
@@ -340,6 +361,9 @@ func (m *Manager) Enable(ctx context.Context, name string) (host.Grant, error) {
 // required config fields that are unset are asked for through ask first.
 func (m *Manager) EnableWith(ctx context.Context, name string, ask host.AskSink) (host.Grant, error) {
 	v, err := m.o.Store.VerifyInstalled(ctx, name)
+	if err == nil {
+		err = v.Manifest.CheckEngines(m.o.HostVersion)
+	}
 	if err != nil {
 		return host.Grant{}, fmt.Errorf("cannot enable %s: %w", name, err)
 	}
@@ -421,6 +445,9 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			continue
 		}
 		v, err := m.o.Store.VerifyInstalled(ctx, e.Name)
+		if err == nil {
+			err = v.Manifest.CheckEngines(m.o.HostVersion)
+		}
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue

@@ -187,3 +187,37 @@ func TestGrantsGoThroughTheResolver(t *testing.T) {
 		t.Fatalf("after remove: secret kept %v, SecretsChanged called %d times", ok, changed)
 	}
 }
+
+// engines.yolop is enforced: an install that needs a newer yolop is
+// refused before consent and writes nothing; one installed by another
+// build is skipped at session start and refused on enable.
+func TestEnginesAreEnforced(t *testing.T) {
+	ctx := context.Background()
+	cfg, pkg := t.TempDir(), t.TempDir()
+	write(t, pkg, `{"name":"demo","version":"0.1.0","engines":{"yolop":">=9.0"},"yolop":{"protocol_version":"1.0",
+ "capabilityServer":{"command":"demo-server"},"tools":[{"name":"a"}]}}`)
+	newer := New(Options{Store: packaging.NewStore(cfg), Settings: settings.New(cfg), HostVersion: "0.1.0-dev"})
+	asked := false
+	_, err := newer.Install(ctx, InstallRequest{Source: pkg, Consent: func(context.Context, Proposal) error { asked = true; return nil }})
+	if !errors.Is(err, packaging.ErrEngine) || !strings.Contains(err.Error(), "needs yolop >=9.0, this is 0.1.0-dev") || asked {
+		t.Fatalf("install = %v (asked %v); want ErrEngine before consent", err, asked)
+	}
+	if _, err := os.Stat(filepath.Join(cfg, packaging.LockFileName)); err == nil {
+		t.Fatal("a refused install wrote extensions.lock")
+	}
+	// Installed by a build that does not check (a newer yolop, say).
+	other := New(Options{Store: packaging.NewStore(cfg), Settings: settings.New(cfg)})
+	if _, err := other.Install(ctx, InstallRequest{Source: pkg, Consent: accept}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Enable(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	gs, warns := newer.Grants(ctx)
+	if len(gs) != 0 || len(warns) != 1 || !strings.Contains(warns[0], "needs yolop >=9.0") {
+		t.Fatalf("grants %d, warnings %q", len(gs), warns)
+	}
+	if _, err := newer.Enable(ctx, "demo"); !errors.Is(err, packaging.ErrEngine) {
+		t.Fatalf("enable = %v; want ErrEngine", err)
+	}
+}

@@ -20,3 +20,8 @@ func checkOwner(path string, fi fs.FileInfo) error {
 	}
 	return nil
 }
+
+// openNoFollow opens path for reading, failing with ELOOP on a symlink.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+}

@@ -169,7 +169,7 @@ func (f *File) DeleteExtension(ctx context.Context, ext string) error {
 
 // read loads the file after checking it is safe. A missing file is empty.
 func (f *File) read() (map[string]map[string]string, error) {
-	fd, err := os.OpenFile(f.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	fd, err := openNoFollow(f.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return map[string]map[string]string{}, nil

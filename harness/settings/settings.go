@@ -211,10 +211,12 @@ func (f *File) Registry(ctx context.Context) (string, error) {
 //	low_speed_limit = 10        # bytes per second; 0 turns the check off
 //	low_speed_time = "30s"      # the window the rate is averaged over
 //	download_timeout = "10m"    # one download, all retries included; "0" = no bound
+//	retries = 3                 # retries of a failed request (cargo's net.retry); 0 = none
 const (
 	LowSpeedLimitKey   = "registry" + delim + "low_speed_limit"
 	LowSpeedTimeKey    = "registry" + delim + "low_speed_time"
 	DownloadTimeoutKey = "registry" + delim + "download_timeout"
+	RetriesKey         = "registry" + delim + "retries"
 )
 
 // DownloadLimits are the registry transfer limits settings.toml sets; a
@@ -228,6 +230,9 @@ type DownloadLimits struct {
 	// DownloadTimeout bounds one download, retries included; 0 means no
 	// bound.
 	DownloadTimeout *time.Duration
+	// Retries is how many times a failed request is retried; 0 means
+	// none.
+	Retries *int
 }
 
 // DownloadLimits returns the [registry] transfer limits. A value of the
@@ -243,6 +248,14 @@ func (f *File) DownloadLimits(ctx context.Context) (DownloadLimits, error) {
 				return fmt.Errorf("%w %s: registry.low_speed_limit must be a whole number of bytes per second such as 10 (0 turns the check off), found %v", ErrMalformed, f.path, d.k.Get(LowSpeedLimitKey))
 			}
 			l.LowSpeedLimit = &n
+		}
+		if d.k.Exists(RetriesKey) {
+			n, ok := d.k.Get(RetriesKey).(int64)
+			if !ok || n < 0 || n > 100 {
+				return fmt.Errorf("%w %s: registry.retries must be a whole number of retries from 0 to 100 such as 3, found %v", ErrMalformed, f.path, d.k.Get(RetriesKey))
+			}
+			r := int(n)
+			l.Retries = &r
 		}
 		for _, k := range []struct {
 			key, name, example string

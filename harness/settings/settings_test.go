@@ -321,13 +321,13 @@ func TestDownloadLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("[extensions]\nregistry = \"sparse+https://index.example/\"\n\n[registry]\nlow_speed_limit = 0\nlow_speed_time = \"1m30s\"\ndownload_timeout = 600\n")
+	write("[extensions]\nregistry = \"sparse+https://index.example/\"\n\n[registry]\nlow_speed_limit = 0\nlow_speed_time = \"1m30s\"\ndownload_timeout = 600\nretries = 0\n")
 	l, err := f.DownloadLimits(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.LowSpeedLimit == nil || *l.LowSpeedLimit != 0 || l.LowSpeedTime == nil || *l.LowSpeedTime != 90*time.Second ||
-		l.DownloadTimeout == nil || *l.DownloadTimeout != 10*time.Minute {
+		l.DownloadTimeout == nil || *l.DownloadTimeout != 10*time.Minute || l.Retries == nil || *l.Retries != 0 {
 		t.Fatalf("limits = %+v", l)
 	}
 	if reg, err := f.Registry(ctx); err != nil || reg != "sparse+https://index.example/" {
@@ -339,6 +339,8 @@ func TestDownloadLimits(t *testing.T) {
 		"[registry]\nlow_speed_time = \"soon\"\n":  "registry.low_speed_time",
 		"[registry]\ndownload_timeout = \"-5m\"\n": "registry.download_timeout",
 		"[registry]\ndownload_timeout = 1.5\n":     "registry.download_timeout",
+		"[registry]\nretries = -1\n":               "registry.retries",
+		"[registry]\nretries = \"3\"\n":            "registry.retries",
 	} {
 		write(body)
 		if _, err := f.DownloadLimits(ctx); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), f.Path()) {

@@ -332,6 +332,10 @@ func (c *Client) Config(ctx context.Context) (Config, error) {
 		_, err = c.fetchIndexFile(ctx, "config.json", true, validate)
 	}
 	if err != nil {
+		if errors.Is(err, ErrUnreachable) {
+			return Config{}, err // not the config's fault: say what the network said
+
+		}
 		if errors.Is(err, ErrNotFound) {
 			err = fmt.Errorf("the registry has no config.json (404)")
 		}

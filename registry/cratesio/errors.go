@@ -23,6 +23,10 @@ var (
 	ErrInvalidRequirement = errors.New("invalid version requirement")
 	// ErrAuth reports a 401/403 from the registry.
 	ErrAuth = errors.New("registry authentication failed")
+	// ErrUnreachable reports a registry host the network cannot reach: a
+	// name that does not resolve, a refused connection, no route. Its
+	// message is "cannot reach <host>: <cause>"; it also matches [ErrHTTP].
+	ErrUnreachable = errors.New("cannot reach the registry")
 	// ErrHTTP reports an HTTP failure that survived the retries.
 	ErrHTTP = errors.New("registry request failed")
 	// ErrTooSlow reports a transfer aborted because it stayed below the

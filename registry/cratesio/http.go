@@ -6,12 +6,40 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
+
+// An unreachableError is a request that reached no HTTP server: the name
+// did not resolve, or the connection was refused, reset or timed out.
+type unreachableError struct {
+	host  string
+	cause error
+}
+
+func (e *unreachableError) Error() string { return fmt.Sprintf("cannot reach %s: %v", e.host, e.cause) }
+func (e *unreachableError) Unwrap() error { return e.cause }
+func (e *unreachableError) Is(target error) bool {
+	return target == ErrUnreachable || target == ErrHTTP
+}
+
+// unreachable returns err as an *unreachableError when it is a failure
+// to resolve or connect to host, and nil otherwise.
+func unreachable(host string, err error) error {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return &unreachableError{host: host, cause: dns}
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return &unreachableError{host: host, cause: op.Err}
+	}
+	return nil
+}
 
 // errRedirectDowngrade is returned when a redirect goes from https to http.
 var errRedirectDowngrade = errors.New("refusing a redirect from https to plain http")
@@ -295,6 +323,9 @@ func (c *Client) request(ctx context.Context, what, url string, header http.Head
 		}
 		var r *retryable
 		if !errors.As(err, &r) {
+			if errors.Is(err, ErrUnreachable) {
+				return fmt.Errorf("%w (fetching %s from %s); check your network and the registry URL, then retry", err, what, url)
+			}
 			return err
 		}
 		last = r.err
@@ -319,6 +350,9 @@ func (c *Client) request(ctx context.Context, what, url string, header http.Head
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %s: %w", ErrHTTP, what, ctx.Err())
+	}
+	if errors.Is(last, ErrUnreachable) {
+		return fmt.Errorf("%w (fetching %s from %s, %d attempts); check your network and the registry URL, then retry", last, what, url, attempts)
 	}
 	advice := "; check the registry URL and your network, then retry"
 	if errors.Is(last, ErrTooSlow) {
@@ -350,6 +384,13 @@ func (c *Client) attempt(ctx context.Context, url string, header http.Header, ha
 		}
 		if ctx.Err() != nil {
 			return err
+		}
+		if ue := unreachable(req.URL.Host, err); ue != nil {
+			var dns *net.DNSError
+			if errors.As(err, &dns) && dns.IsNotFound {
+				return ue // the name server's answer is final
+			}
+			return &retryable{err: ue}
 		}
 		return &retryable{err: err}
 	}

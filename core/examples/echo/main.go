@@ -19,7 +19,10 @@
 //	go build -o core/examples/echo/bin/yolop-extension-echo ./core/examples/echo
 //
 // (the integration test does the same into a temporary copy of the
-// package).
+// package). The same source builds as a WebAssembly guest for the wasm
+// transport (yolop.dev/transport/wasm):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -o echo.wasm ./core/examples/echo
 package main
 
 import (
@@ -28,8 +31,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -37,7 +38,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background())
 	defer stop()
 	if err := run(ctx, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "yolop-extension-echo:", err)

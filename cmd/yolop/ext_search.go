@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) extSearchCmd() *cobra.Command {
+	var (
+		asJSON   bool
+		registry string
+		limit    int
+	)
+	cmd := &cobra.Command{
+		Use:   "search [term]",
+		Short: "Find extensions (crates named yolop-extension-*) in the registry",
+		Long: `Search the registry's web API (the "api" of its config.json,
+crates.io-compatible) for crates named yolop-extension-*, which install by
+their extension name: yolop ext install <name>. A static index (such as one
+yolop registry publish writes) has no API and cannot be searched.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := a.harness()
+			if err != nil {
+				return err
+			}
+			c, err := h.Registry(cmd.Context(), registry)
+			if err != nil {
+				return err
+			}
+			term := ""
+			if len(args) > 0 {
+				term = args[0]
+			}
+			res, err := c.Search(cmd.Context(), term, limit)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			if len(res) == 0 {
+				fmt.Fprintf(a.stdout, "no extensions match %q in %s\n", term, c.Registry())
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "EXTENSION\tVERSION\tDESCRIPTION")
+			for _, r := range res {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Extension, r.Version, r.Description)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "install one with `yolop ext install <extension>%s`\n", registryFlag(registry))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&registry, "registry", "", "search this sparse registry (`sparse+URL`; default: [extensions] registry in settings.toml, else crates.io)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many results")
+	return cmd
+}
+
+// registryFlag is " --registry R" when R is set, for a hint to re-run.
+func registryFlag(r string) string {
+	if r == "" {
+		return ""
+	}
+	return " --registry " + r
+}

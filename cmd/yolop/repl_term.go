@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"yolop.dev/internal/atomicfile"
+)
+
+// historyFile is where the REPL keeps its history, in the config dir.
+const historyFile = "history"
+
+// maxHistory is how many lines the history keeps.
+const maxHistory = 1000
+
+// A termIO is the REPL on a terminal: x/term's line editor (cursor
+// movement, word and line deletion, history with up/down, tab completion)
+// over the terminal in raw mode. Ctrl-C never reaches the editor: it is
+// read by a pump that calls interrupt (cancelling the running call) or,
+// at the prompt, clears the line. Reads are one at a time: a command line,
+// or an answer to a question an extension asks.
+type termIO struct {
+	t    *term.Terminal
+	fd   int
+	old  *term.State
+	in   *ttyBuffer
+	hist *fileHistory
+
+	src     io.ReadCloser // what the pump reads: the terminal, closable
+	release func()        // undoes what pollableTTY changed
+	pumped  chan struct{} // closed when the pump has stopped
+
+	mu sync.Mutex // one ReadLine or ReadPassword at a time
+}
+
+// openTerm puts in (a terminal) in raw mode and returns the line editor
+// writing to out. running reports whether a call is running, for Ctrl-C;
+// complete lists the completions of a partial line.
+func openTerm(in, out *os.File, hist *fileHistory, interrupt func() bool, complete func(prefix string) []string) (*termIO, error) {
+	fd := int(in.Fd())
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return nil, err
+	}
+	src, release, err := pollableTTY(in)
+	if err != nil {
+		_ = term.Restore(fd, old)
+		return nil, err
+	}
+	buf := newTTYBuffer()
+	ti := &termIO{fd: fd, old: old, in: buf, hist: hist, src: src, release: release, pumped: make(chan struct{})}
+	ti.t = term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{buf, out}, "yolop> ")
+	ti.t.History = hist
+	ti.t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
+		if key != '\t' {
+			return "", 0, false
+		}
+		return completeLine(line, pos, complete)
+	}
+	go func() {
+		defer close(ti.pumped)
+		buf.pump(src, func() {
+			if !interrupt() {
+				buf.inject("\x15") // Ctrl-U: at the prompt, Ctrl-C clears the line
+			}
+		})
+	}()
+	return ti, nil
+}
+
+// Close stops reading the terminal and restores its modes.
+func (ti *termIO) Close() {
+	_ = ti.src.Close() // ends the pump's pending read
+	<-ti.pumped
+	ti.release()
+	_ = term.Restore(ti.fd, ti.old)
+}
+
+// Write writes output above the prompt, which is redrawn after it.
+func (ti *termIO) Write(p []byte) (int, error) { return ti.t.Write(p) }
+
+// ReadLine reads a command line at the prompt; io.EOF is Ctrl-D on an
+// empty line (or the end of input).
+func (ti *termIO) ReadLine() (string, error) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	ti.t.SetPrompt("yolop> ")
+	return ti.t.ReadLine()
+}
+
+// Answer reads the answer to a question: with echo off for a secret, and
+// never into the history.
+func (ti *termIO) Answer(prompt string, secret bool) (string, error) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if secret {
+		return ti.t.ReadPassword(prompt)
+	}
+	ti.t.History = noHistory{}
+	defer func() { ti.t.History = ti.hist }()
+	ti.t.SetPrompt(prompt)
+	defer ti.t.SetPrompt("yolop> ")
+	return ti.t.ReadLine()
+}
+
+// completeLine completes the word before pos: a /command, or a tool name
+// after "/call ". One match is completed with a space after it; several
+// are completed to their common prefix.
+func completeLine(line string, pos int, complete func(string) []string) (string, int, bool) {
+	head, tail := line[:pos], line[pos:]
+	cands := complete(head)
+	if len(cands) == 0 {
+		return "", 0, false
+	}
+	start := strings.LastIndexByte(head, ' ') + 1
+	word := head[start:]
+	var match []string
+	for _, c := range cands {
+		if strings.HasPrefix(c, word) {
+			match = append(match, c)
+		}
+	}
+	if len(match) == 0 {
+		return "", 0, false
+	}
+	done := commonPrefix(match)
+	if len(match) == 1 {
+		done += " "
+	}
+	if done == word {
+		return "", 0, false
+	}
+	next := head[:start] + done
+	return next + tail, len(next), true
+}
+
+func commonPrefix(ss []string) string {
+	p := ss[0]
+	for _, s := range ss[1:] {
+		for !strings.HasPrefix(s, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p
+}
+
+// A ttyBuffer holds what the terminal sent until the line editor reads it.
+// The pump reads the terminal all the time, so Ctrl-C is seen while a call
+// runs and nothing else is reading.
+type ttyBuffer struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	buf  []byte
+	err  error
+}
+
+func newTTYBuffer() *ttyBuffer {
+	b := &ttyBuffer{}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *ttyBuffer) pump(r io.Reader, ctrlC func()) {
+	chunk := make([]byte, 256)
+	for {
+		n, err := r.Read(chunk)
+		for _, c := range chunk[:n] {
+			if c == 3 {
+				ctrlC()
+				continue
+			}
+			b.mu.Lock()
+			b.buf = append(b.buf, c)
+			b.mu.Unlock()
+			b.cond.Broadcast()
+		}
+		if err != nil {
+			b.mu.Lock()
+			b.err = err
+			b.mu.Unlock()
+			b.cond.Broadcast()
+			return
+		}
+	}
+}
+
+func (b *ttyBuffer) inject(s string) {
+	b.mu.Lock()
+	b.buf = append(b.buf, s...)
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// Read implements io.Reader.
+func (b *ttyBuffer) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.buf) == 0 && b.err == nil {
+		b.cond.Wait()
+	}
+	if len(b.buf) == 0 {
+		return 0, b.err
+	}
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
+}
+
+// A fileHistory is the REPL's history, kept across sessions in a file of
+// the config dir, most recent last, at most maxHistory lines. Lines pass
+// through scrub before they are kept, so a secret typed into a command
+// line never lands on disk.
+type fileHistory struct {
+	path  string
+	scrub func(string) string
+	mu    sync.Mutex
+	lines []string
+}
+
+// loadHistory reads the history file; a missing one is an empty history.
+func loadHistory(path string, scrub func(string) string) *fileHistory {
+	h := &fileHistory{path: path, scrub: scrub}
+	f, err := os.Open(path)
+	if err != nil {
+		return h
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := sc.Text(); l != "" {
+			h.lines = append(h.lines, l)
+		}
+	}
+	if len(h.lines) > maxHistory {
+		h.lines = h.lines[len(h.lines)-maxHistory:]
+	}
+	return h
+}
+
+// Add implements term.History: a new line, saved at once.
+func (h *fileHistory) Add(entry string) {
+	entry = strings.TrimSpace(entry)
+	if entry == "" {
+		return
+	}
+	if h.scrub != nil {
+		entry = h.scrub(entry)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.lines); n > 0 && h.lines[n-1] == entry {
+		return
+	}
+	h.lines = append(h.lines, entry)
+	if len(h.lines) > maxHistory {
+		h.lines = slices.Clone(h.lines[len(h.lines)-maxHistory:])
+	}
+	if h.path == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
+		return
+	}
+	_ = atomicfile.Write(h.path, []byte(strings.Join(h.lines, "\n")+"\n"), 0o600)
+}
+
+// Len implements term.History.
+func (h *fileHistory) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.lines)
+}
+
+// At implements term.History: 0 is the most recent line.
+func (h *fileHistory) At(idx int) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if idx < 0 || idx >= len(h.lines) {
+		return ""
+	}
+	return h.lines[len(h.lines)-1-idx]
+}
+
+// noHistory records nothing: answers to questions stay out of the history.
+type noHistory struct{}
+
+func (noHistory) Add(string)    {}
+func (noHistory) Len() int      { return 0 }
+func (noHistory) At(int) string { return "" }

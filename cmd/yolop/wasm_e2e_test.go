@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	echoWASMOnce sync.Once
+	echoWASM     []byte
+	echoWASMErr  error
+)
+
+// wasmEchoPackage writes the echo example as a WASM package: its manifest
+// with capabilityServer {"transport":"wasm","module":"echo.wasm"}, and the
+// example's server built with GOOS=wasip1 GOARCH=wasm (once per test run).
+func wasmEchoPackage(t *testing.T) string {
+	t.Helper()
+	echoWASMOnce.Do(func() {
+		out := filepath.Join(os.TempDir(), "yolop-test-echo-"+strings.ReplaceAll(t.Name(), "/", "_")+".wasm")
+		cmd := exec.Command("go", "build", "-o", out, "yolop.dev/core/examples/echo")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			echoWASMErr = err
+			echoWASM = b
+			return
+		}
+		echoWASM, echoWASMErr = os.ReadFile(out)
+		os.Remove(out)
+	})
+	if echoWASMErr != nil {
+		t.Fatalf("building the echo example for wasip1: %v\n%s", echoWASMErr, echoWASM)
+	}
+	dir := t.TempDir()
+	var m map[string]any
+	if err := json.Unmarshal(fileBytes(t, "demo/plugin.json"), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["yolop"].(map[string]any)["capabilityServer"] = map[string]any{"transport": "wasm", "module": "echo.wasm"}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	os.WriteFile(filepath.Join(dir, "plugin.json"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, "echo.wasm"), echoWASM, 0o644)
+	return dir
+}
+
+// The echo example as a WASM package, through every front door: install
+// from a path (the summary says it is sandboxed), a session (tools,
+// streaming, the hook, the prompt, a command), doctor graded green, list;
+// then packed, published, served on loopback and installed by name.
+func TestWASMPackageEndToEnd(t *testing.T) {
+	cfg := isolate(t)
+	pkg := wasmEchoPackage(t)
+	out, errOut := mustRun(t, "", "ext", "install", pkg, "--yes")
+	mustContain(t, "install", out, `Server: WASM module "echo.wasm" (sandboxed: no network, no filesystem unless granted)`, "memory cap: 256 MiB")
+	_ = errOut
+	mustRun(t, "", "ext", "enable", "echo")
+	script := strings.Join([]string{
+		`/call echo {"text":"from wasm"}`,
+		`/call count {"n":3,"delay_ms":1}`,
+		`/call echo {"text":"forbidden"}`,
+		"/prompt",
+		"/echo:greet tester",
+		"/status",
+		"/quit",
+	}, "\n")
+	out, errOut = mustRun(t, script, "session")
+	mustContain(t, "session", out, "from wasm\n", "1\n2\n3\n", "counted to 3", "blocked", "The echo extension is installed", "hello, tester", "echo         ready")
+	if strings.Contains(out+errOut, "command not found") {
+		t.Fatalf("the session looked for a process:\n%s\n%s", out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(cfg, "cache", "wasm")); err != nil {
+		t.Errorf("no persisted compile cache under the config dir: %v", err)
+	}
+
+	out, errOut, code := cli(t, "", "ext", "doctor", "echo")
+	if code != 0 || strings.Contains(out, "FAIL") {
+		t.Fatalf("doctor of the WASM package: exit %d\n%s\n%s", code, out, errOut)
+	}
+	mustContain(t, "doctor", out, "PASS", "cancel", "shutdown")
+
+	list, _ := mustRun(t, "", "ext", "list")
+	mustContain(t, "list", list, "echo 0.1.0  enabled  ok", "tools: echo, count")
+
+	// One module serves every platform: pack ships it in the crate, with no
+	// per-platform artifact.
+	work := t.TempDir()
+	packOut, _ := mustRun(t, "", "ext", "pack", pkg, "-o", work)
+	crate := filepath.Join(work, "yolop-extension-echo-0.1.0.crate")
+	if _, err := os.Stat(crate); err != nil {
+		t.Fatalf("pack wrote no crate: %v\n%s", err, packOut)
+	}
+	index := filepath.Join(work, "index")
+	mustRun(t, "", "registry", "publish", crate, "--index", index)
+	reg := serveRegistry(t, index)
+	isolate(t)
+	out, _ = mustRun(t, "", "ext", "install", "echo", "--registry", reg, "--yes")
+	mustContain(t, "install from the registry", out, "WASM module")
+	mustRun(t, "", "ext", "enable", "echo")
+	out, _ = mustRun(t, `/call echo {"text":"wasm from the registry"}`+"\n/quit\n", "session")
+	mustContain(t, "session from the registry", out, "wasm from the registry\n")
+}

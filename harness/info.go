@@ -1,0 +1,195 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"yolop.dev/harness/fetch"
+	"yolop.dev/harness/manager"
+	"yolop.dev/packaging"
+)
+
+// An Info describes one extension for `yolop ext info`: what it
+// contributes (the summary consent shows), and, when it is installed, its
+// approval, source, lock fields, health and config.
+type Info struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Installed: in extensions.lock. A package directory or a registry
+	// crate that is not installed is described from its manifest alone.
+	Installed bool `json:"installed"`
+	Enabled   bool `json:"enabled"`
+	// Source is the install source (the lock's, or the one described).
+	Source string `json:"source"`
+	Kind   string `json:"kind"`
+	// Summary is the contribution summary of the approved manifest (or of
+	// the described one when not installed).
+	Summary string `json:"summary"`
+	// Approval says whether what would run matches what was approved:
+	// "approved", "manifest changed — needs approval" (with Pending, the
+	// diff), "changed on disk — needs approval", or "not installed".
+	Approval string `json:"approval"`
+	Pending  string `json:"pending,omitempty"`
+	// Health and Warnings are as `ext list` reports them.
+	Health   string   `json:"health,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Lock holds the pinned fields of an installed extension.
+	Lock   *LockFields            `json:"lock,omitempty"`
+	Config []manager.ConfigStatus `json:"config"`
+}
+
+// LockFields are what extensions.lock pins for an installed extension.
+type LockFields struct {
+	Commit         string    `json:"commit,omitempty"`
+	ContentHash    string    `json:"content_hash"`
+	Files          int       `json:"files"`
+	CrateChecksum  string    `json:"crate_checksum,omitempty"`
+	Registry       string    `json:"registry,omitempty"`
+	ArtifactDigest string    `json:"artifact_digest,omitempty"`
+	InstalledAt    time.Time `json:"installed_at"`
+}
+
+// Info describes arg: an installed extension's name, a package directory,
+// or a crate source (crates.io:<crate>, sparse+URL#<crate>, or a bare name
+// that is not installed, looked up in registry — "" means the default). A
+// crate is downloaded into a temporary directory, verified and read; its
+// server is never provisioned and nothing of it runs or is installed.
+func (h *Harness) Info(ctx context.Context, arg, registry string) (*Info, error) {
+	if isDir(arg) {
+		return h.infoOfDir(ctx, arg)
+	}
+	if in, err := h.infoOfInstalled(ctx, arg); err == nil || !errors.Is(err, packaging.ErrNotInstalled) {
+		return in, err
+	}
+	src, err := packaging.ParseSource(arg)
+	if err != nil {
+		return nil, err
+	}
+	if src.Kind != packaging.SourceCrate {
+		return nil, fmt.Errorf("info %s: not installed; give an installed name, a package directory or a crate (crates.io:<crate>, sparse+URL#<crate>)", arg)
+	}
+	return h.infoOfCrate(ctx, src, registry)
+}
+
+func isDir(arg string) bool {
+	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) || arg == "." || arg == ".." {
+		return true
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.IsDir()
+}
+
+func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, error) {
+	lock, err := h.store.ReadLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := lock.Entry(name)
+	if e == nil {
+		return nil, fmt.Errorf("extension %s: %w", name, packaging.ErrNotInstalled)
+	}
+	approved, err := e.ApprovedManifest()
+	if err != nil {
+		return nil, err
+	}
+	in := &Info{
+		Name: e.Name, Version: e.Version, Installed: true, Source: e.Source, Kind: string(e.Kind),
+		Summary: packaging.Summary(approved), Approval: "approved", Config: []manager.ConfigStatus{},
+		Lock: &LockFields{Commit: e.Commit, ContentHash: e.ContentHash, Files: len(e.Files), CrateChecksum: e.CrateChecksum,
+			Registry: e.Registry, ArtifactDigest: e.ArtifactDigest, InstalledAt: e.InstalledAt},
+	}
+	list, err := h.mgr.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(list, func(l manager.Info) bool { return l.Name == name }); i >= 0 {
+		l := list[i]
+		in.Enabled, in.Health, in.Warnings, in.Config = l.Enabled, l.Health, l.Warnings, l.Config
+	}
+	if _, err := h.store.VerifyInstalled(ctx, name); err != nil {
+		var mc *packaging.ManifestChangedError
+		switch {
+		case errors.As(err, &mc):
+			in.Approval, in.Pending = packaging.ErrManifestChanged.Error(), strings.TrimRight(mc.Change.String(), "\n")
+		case errors.Is(err, packaging.ErrTampered):
+			in.Approval = "changed on disk — needs approval (yolop ext update " + name + ")"
+		default:
+			in.Approval = "unusable: " + err.Error()
+		}
+	}
+	return in, nil
+}
+
+func (h *Harness) infoOfDir(ctx context.Context, dir string) (*Info, error) {
+	m, err := packaging.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	// The same directory installed as a path source: describe the install.
+	if lock, err := h.store.ReadLock(ctx); err == nil {
+		if e := lock.Entry(m.Name); e != nil && e.Kind == packaging.SourcePath && e.Source == m.Dir {
+			return h.infoOfInstalled(ctx, m.Name)
+		}
+	}
+	return notInstalled(m, m.Dir, packaging.SourcePath), nil
+}
+
+func (h *Harness) infoOfCrate(ctx context.Context, src packaging.Source, registry string) (*Info, error) {
+	if registry == "" && src.Registry == "" {
+		var err error
+		if registry, err = h.settings.Registry(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if src.Registry == "" {
+		src.Registry = registry // so errors and the result name the registry asked
+	}
+	tmp, err := os.MkdirTemp("", "yolop-info-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	crate := h.crate
+	crate.ConfigDir = "" // a look, not an install: no cache or settings written
+	fetchFn, _, err := crate.Open(src, fetch.Request{Registry: registry})
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(tmp, "pkg")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	res, err := fetchFn(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("info %s: %w", src, err)
+	}
+	m, err := packaging.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("info %s: %w", src, err)
+	}
+	if res.Registry != "" && src.Registry == "" {
+		src.Registry = res.Registry
+	}
+	in := notInstalled(m, src.String(), packaging.SourceCrate)
+	if res.Version != "" {
+		in.Version = res.Version
+	}
+	return in, nil
+}
+
+func notInstalled(m *packaging.Manifest, source string, kind packaging.SourceKind) *Info {
+	in := &Info{Name: m.Name, Version: m.Version, Source: source, Kind: string(kind), Summary: packaging.Summary(m),
+		Approval: "not installed", Warnings: m.Warnings, Config: []manager.ConfigStatus{}}
+	if fields, err := m.ConfigFields(); err == nil {
+		for _, f := range fields {
+			in.Config = append(in.Config, manager.ConfigStatus{Name: f.Name, Type: f.Type, Required: f.Required, Secret: f.Secret})
+		}
+	}
+	return in
+}

@@ -1,0 +1,21 @@
+module yolop.dev/transport/wasm
+
+go 1.26.0
+
+require (
+	github.com/gofrs/flock v0.13.2
+	github.com/hashicorp/go-hclog v1.6.3
+	github.com/tetratelabs/wazero v1.12.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/time v0.16.0
+	yolop.dev/core v0.0.0
+)
+
+require (
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
+
+replace yolop.dev/core => ../../core
