@@ -177,3 +177,30 @@ func TestNewIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseDeliversQueuedTraceEvents: the events queued when the session
+// closes (the last turn's, session.completed) reach the trace consumer
+// before it is told to shut down, so its final flush has them.
+func TestCloseDeliversQueuedTraceEvents(t *testing.T) {
+	for i := range 5 {
+		traceFile := filepath.Join(t.TempDir(), "trace.jsonl")
+		tr := pyGrant(t, "tracer", map[string]any{"capabilities": []string{"trace"}, "trace_file": traceFile})
+		tr.Trace = true
+		s := newTestSession(t, SessionOptions{Grants: []Grant{tr}})
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			s.BeginTurn(context.Background())
+			s.EndTurn()
+		}
+		s.Close()
+		data, _ := os.ReadFile(traceFile)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		var last yep.TraceEventParams
+		json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+		if len(lines) != 42 || last.Type != yep.TraceSessionCompleted {
+			t.Fatalf("round %d: the server got %d events ending with %q; want 42 ending with session.completed", i, len(lines), last.Type)
+		}
+	}
+}
