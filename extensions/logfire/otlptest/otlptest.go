@@ -295,7 +295,8 @@ func (r *Receiver) WaitFor(timeout time.Duration, ok func(spans []Span, reqs []R
 
 // Tree renders spans as an indented tree, children under their parents in
 // start order, one line each: name, then the attributes named in show
-// (when set), then the status when it is Error. Spans whose parent is not
+// (when set; "service.name" is the resource's), then the status when it
+// is Error. Spans whose parent is not
 // among them are roots.
 func Tree(spans []Span, show ...string) string {
 	byID := map[string]bool{}
@@ -320,7 +321,11 @@ func Tree(spans []Span, show ...string) string {
 		b.WriteString(strings.Repeat("  ", depth))
 		b.WriteString(s.Name)
 		for _, k := range show {
-			if v, ok := s.Attrs[k]; ok {
+			v, ok := s.Attrs[k]
+			if k == "service.name" {
+				v, ok = s.Service, s.Service != ""
+			}
+			if ok {
 				fmt.Fprintf(&b, " %s=%s", k, v)
 			}
 		}

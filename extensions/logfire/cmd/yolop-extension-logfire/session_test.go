@@ -122,7 +122,7 @@ func TestYolopCLI(t *testing.T) {
 			continue // doctor's own calls, outside a turn
 		}
 		turns++
-		t.Logf("trace %s:\n%s", id, tree)
+		t.Logf("trace %s:\n%s", id, otlptest.Tree(ss, "service.name", "gen_ai.tool.name", "yolop.extension", "yolop.tool.status", "rpc.method", "echo.text.length"))
 		want := "turn\n  execute_tool echo gen_ai.tool.name=echo\n    tool/call echo gen_ai.tool.name=echo\n      echo.render\n"
 		if tree != want {
 			t.Errorf("trace %s:\n%s\nwant:\n%s", id, tree, want)
