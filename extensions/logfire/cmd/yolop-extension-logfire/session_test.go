@@ -159,6 +159,22 @@ func TestYolopCLI(t *testing.T) {
 		t.Error("no export carried the token as its Authorization")
 	}
 
+	// A rejected token is the extension's status, live in the REPL and in
+	// /status, until export recovers.
+	r.Answer(func(int) int { return 401 })
+	sess := startSession(t, yolop, cfg, &transcript, "session", "--workspace", t.TempDir())
+	sess.send("/call echo {\"text\":\"third\"}")
+	failing := "logfire: export failing (401 unauthorized)"
+	sess.expect("[logfire] " + failing)
+	sess.send("/status")
+	sess.expect(`status="` + failing + `"`)
+	r.Answer(nil)
+	sess.send("/call echo {\"text\":\"fourth\"}")
+	// The status cleared: "[logfire] " and nothing after it.
+	sess.expectLine(func(l string) bool { return strings.TrimSpace(l) == "[logfire]" }, "the status cleared")
+	sess.send("/quit")
+	sess.wait()
+
 	// The canary is in connections.toml and nowhere else: not in any
 	// other file of the config directory (settings, locks, logs,
 	// history), not in anything the CLI printed.
@@ -180,6 +196,86 @@ func TestYolopCLI(t *testing.T) {
 	if strings.Contains(transcript.String(), canary) {
 		t.Errorf("the CLI printed the token:\n%s", transcript.String())
 	}
+}
+
+// A liveSession is a `yolop session` fed line by line.
+type liveSession struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan string
+	errb  bytes.Buffer
+	out   *bytes.Buffer
+}
+
+func startSession(t *testing.T, yolop, cfg string, transcript *bytes.Buffer, args ...string) *liveSession {
+	t.Helper()
+	s := &liveSession{t: t, lines: make(chan string, 1000), out: transcript}
+	s.cmd = exec.Command(yolop, args...)
+	s.cmd.Env = append(os.Environ(), "YOLOP_CONFIG_DIR="+cfg, "YOLOP_LOG=trace", "OTEL_EXPORTER_OTLP_ENDPOINT="+otlpEndpoint)
+	s.cmd.Stderr = &s.errb
+	s.stdin, _ = s.cmd.StdinPipe()
+	stdout, _ := s.cmd.StdoutPipe()
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
+	return s
+}
+
+func (s *liveSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatalf("session stdin: %v", err)
+	}
+}
+
+// expect reads output lines until one contains want (bounded against a
+// hang).
+func (s *liveSession) expect(want string) {
+	s.t.Helper()
+	s.expectLine(func(l string) bool { return strings.Contains(l, want) }, want)
+}
+
+// expectLine reads output lines until ok holds for one.
+func (s *liveSession) expectLine(ok func(string) bool, want string) {
+	s.t.Helper()
+	deadline := time.After(wait)
+	var seen []string
+	for {
+		select {
+		case l, open := <-s.lines:
+			if !open {
+				s.t.Fatalf("the session ended before %q; printed:\n%s\nstderr:\n%s", want, strings.Join(seen, "\n"), s.errb.String())
+			}
+			seen = append(seen, l)
+			s.out.WriteString(l + "\n")
+			if ok(l) {
+				return
+			}
+		case <-deadline:
+			s.t.Fatalf("no %q in:\n%s", want, strings.Join(seen, "\n"))
+		}
+	}
+}
+
+func (s *liveSession) wait() {
+	s.t.Helper()
+	s.stdin.Close()
+	for l := range s.lines {
+		s.out.WriteString(l + "\n")
+	}
+	if err := s.cmd.Wait(); err != nil {
+		s.t.Fatalf("session: %v\nstderr:\n%s", err, s.errb.String())
+	}
+	s.out.Write(s.errb.Bytes())
 }
 
 // otlpEndpoint is the OTEL_EXPORTER_OTLP_ENDPOINT the CLI runs with.
