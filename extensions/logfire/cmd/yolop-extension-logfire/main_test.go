@@ -122,6 +122,17 @@ func session(t testing.TB, endpoint, token string, st corehost.StatusSink) *core
 		}
 		grants = append(grants, grant(t, filepath.Join(moduleDir(), "package"), "logfire", env, `{"endpoint":"`+endpoint+`","service_name":"yolop-test"}`))
 	}
+	return newSessionWith(t, st, grants...)
+}
+
+// newSession starts a host session over grants.
+func newSession(t testing.TB, grants ...corehost.Grant) *corehost.Session {
+	t.Helper()
+	return newSessionWith(t, nil, grants...)
+}
+
+func newSessionWith(t testing.TB, st corehost.StatusSink, grants ...corehost.Grant) *corehost.Session {
+	t.Helper()
 	s := corehost.NewSession(corehost.SessionOptions{
 		Grants:        grants,
 		Transport:     stdio.New(stdio.Options{}),
