@@ -18,6 +18,9 @@ import (
 
 	"yolop.dev/core/examples/echo/echoext"
 	corehost "yolop.dev/core/host"
+	"yolop.dev/core/sdk"
+	"yolop.dev/core/yep"
+	"yolop.dev/extensions/logfire"
 	"yolop.dev/extensions/logfire/otlptest"
 	"yolop.dev/packaging"
 	"yolop.dev/packaging/hostgrant"
@@ -32,6 +35,16 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(serveEnv) {
 	case "logfire":
 		if err := run(context.Background(), os.Stderr); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "sink":
+		// A trace consumer that discards every event: the host's side of
+		// the trace facet, without an exporter.
+		s := sdk.NewServer(sdk.Info{Name: "logfire", Version: logfire.Version, Status: true}, sdk.Options{Logger: hclog.NewNullLogger()})
+		s.OnConfig(func(json.RawMessage) error { return nil })
+		s.OnTrace(func(yep.TraceEventParams) {})
+		if err := s.Serve(context.Background()); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -224,10 +237,12 @@ func TestBlackholedEndpoint(t *testing.T) {
 }
 
 // BenchmarkToolCallBlackholed measures, in one run, a turn with one echo
-// call in three sessions: echo alone ("off"); echo with the logfire
+// call in four sessions: echo alone ("off"); echo with a trace consumer
+// that discards every event ("sink": the host's side of the facet); echo
+// with the logfire
 // extension exporting to a healthy endpoint ("healthy"); and echo with the
 // logfire extension exporting to an endpoint that accepts connections and
-// never answers ("blackholed"). Turns alternate so all three see the same
+// never answers ("blackholed"). Turns alternate so all four see the same
 // load, in a random order each round. It reports each p50, blackholed/off (what the issue bounds: within
 // noise) and blackholed/healthy (what the dead endpoint itself costs).
 func BenchmarkToolCallBlackholed(b *testing.B) {
@@ -238,36 +253,42 @@ func BenchmarkToolCallBlackholed(b *testing.B) {
 	defer ok.Close()
 	off := session(b, "", "", nil)
 	defer off.Close()
+	echoPkg := filepath.Join(moduleDir(), "..", "..", "core", "examples", "echo")
+	sink := newSession(b, grant(b, echoPkg, "echo", nil, ""), grant(b, filepath.Join(moduleDir(), "package"), "sink", nil, "{}"))
+	defer sink.Close()
 	healthy := session(b, ok.URL(), "", nil)
 	defer healthy.Close()
 	blackholed := session(b, hole.URL(), "", nil)
 	defer blackholed.Close()
+	sessions := []*corehost.Session{off, sink, healthy, blackholed}
 	for range 20 {
-		turn(b, off, "warm")
-		turn(b, healthy, "warm")
-		turn(b, blackholed, "warm")
+		for _, s := range sessions {
+			turn(b, s, "warm")
+		}
 	}
-	var d [3][]time.Duration
+	var d [4][]time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		// A random order each round: the trace events of a logfire
 		// session's turn are handled by its server after the turn
 		// returns, so whatever runs next shares the CPU with that work.
-		for _, i := range rand.Perm(3) {
-			s := []*corehost.Session{off, healthy, blackholed}[i]
+		for _, i := range rand.Perm(len(sessions)) {
+			s := sessions[i]
 			t0 := time.Now()
 			turn(b, s, "x")
 			d[i] = append(d[i], time.Since(t0))
 		}
 	}
 	b.StopTimer()
-	pOff, pOK, pHole := p50(d[0]), p50(d[1]), p50(d[2])
+	pOff, pSink, pOK, pHole := p50(d[0]), p50(d[1]), p50(d[2]), p50(d[3])
 	b.ReportMetric(float64(pOff.Microseconds()), "off-p50-µs")
+	b.ReportMetric(float64(pSink.Microseconds()), "sink-p50-µs")
 	b.ReportMetric(float64(pOK.Microseconds()), "healthy-p50-µs")
 	b.ReportMetric(float64(pHole.Microseconds()), "blackholed-p50-µs")
 	if pOff > 0 && pOK > 0 {
 		b.ReportMetric(float64(pHole)/float64(pOff), "blackholed/off")
 		b.ReportMetric(float64(pHole)/float64(pOK), "blackholed/healthy")
+		b.ReportMetric(float64(pSink)/float64(pOff), "sink/off")
 	}
 }
 
