@@ -65,7 +65,7 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 	var id yep.ID
 	co.OnID = func(i yep.ID) { id = i }
 	err = p.conn.CallWith(ctx, yep.MethodToolCall, yep.ToolCallParams{
-		ToolCallID: call.ID, Name: call.Name, Args: args, SessionID: e.opts.SessionID,
+		ToolCallID: call.ID, Name: call.Name, Args: args, SessionID: e.opts.SessionID, TraceParent: call.TraceParent,
 	}, &res, co)
 	if err != nil {
 		if errors.As(err, new(*jsonrpc.CancelledError)) {

@@ -64,6 +64,9 @@ type ToolCall struct {
 	// name).
 	Name string
 	Args json.RawMessage
+	// TraceParent is the W3C traceparent of the host's span for the call;
+	// an extension sends it with tool/call. Empty means none.
+	TraceParent string
 }
 
 // Base is an embeddable Capability that contributes nothing; built-ins embed

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -79,6 +80,7 @@ type Session struct {
 	toolList []*toolEntry
 	warnings []string
 	turn     int
+	span     turnSpan // the turn in progress; zero between turns
 	closed   bool
 }
 
@@ -277,12 +279,18 @@ func (s *Session) Extension(name string) (*Extension, bool) {
 // [SessionOptions.ToolTimeout]), hooks by their own timeouts, and all of
 // it by ctx.
 //
+// The call is a span of the turn's trace (a trace of its own outside a
+// turn): its W3C traceparent goes to the server with tool/call and to
+// every hook/fire of the call, and its ids into the tool.started and
+// tool.completed trace events, which bracket the hooks and the call.
+//
 // A name that is no tool of the session fails matching [ErrNoSuchTool], a
 // block by a hook with a *[HookBlockedError] and the limit with a
 // *[ToolTimeoutError]; see [Extension.CallTool] for the extension's own.
-func (s *Session) CallTool(ctx context.Context, name, callID string, args json.RawMessage, onUpdate func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
+func (s *Session) CallTool(ctx context.Context, name, callID string, args json.RawMessage, onUpdate func(yep.ToolUpdateParams)) (res yep.ToolResult, err error) {
 	s.mu.Lock()
 	t := s.tools[name]
+	turn, span := s.turn, s.span
 	s.mu.Unlock()
 	if t == nil {
 		return yep.ToolResult{}, newError(ErrNoSuchTool, nil, "no tool %q in this session", name)
@@ -294,7 +302,34 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		return yep.ToolResult{}, err
 	}
 
-	mutated, err := s.firePre(ctx, t, callID, args)
+	traced := s.traced()
+	tool := toolSpan{turn: span, spanID: NewSpanID()}
+	if tool.turn.traceID == "" {
+		tool.turn.traceID = NewTraceID()
+	}
+	tool.parent = TraceParent(tool.turn.traceID, tool.spanID, traced)
+	if traced {
+		start := time.Now()
+		about := map[string]any{"tool": name, "capability": t.cap.Name(), "tool_call_id": callID}
+		if e, ok := t.cap.(*Extension); ok {
+			about["extension"] = e.ExtName()
+		}
+		started := maps.Clone(about)
+		started["args"] = args
+		s.Trace(tool.event(yep.TraceToolStarted, turn, started))
+		defer func() {
+			done := about
+			done["duration_ms"] = float64(time.Since(start).Microseconds()) / 1000
+			done["is_error"] = err != nil || res.IsError
+			done["status"] = toolStatus(res, err)
+			if err != nil {
+				done["error"] = err.Error()
+			}
+			s.Trace(tool.event(yep.TraceToolCompleted, turn, done))
+		}()
+	}
+
+	mutated, err := s.firePre(ctx, t, callID, args, tool.parent)
 	if err != nil {
 		return yep.ToolResult{}, err
 	}
@@ -312,32 +347,53 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 			return yep.ToolResult{}, err
 		}
 	}
-	traced := s.traced()
-	if traced {
-		s.Trace(yep.TraceEventParams{Type: yep.TraceToolStarted, SpanID: callID, Data: mustJSON(map[string]any{"tool": name, "args": args})})
-	}
 	limit := effectiveToolTimeout(t.def.TimeoutMS, s.opts.ToolTimeout)
 	timeout := &ToolTimeoutError{Tool: name, Capability: t.cap.Name(), Timeout: limit}
 	callCtx, cancel := context.WithTimeoutCause(ctx, limit, timeout)
-	start := time.Now()
-	res, err := t.cap.CallTool(callCtx, ToolCall{ID: callID, Name: t.def.Name, Args: args}, onUpdate)
+	res, err = t.cap.CallTool(callCtx, ToolCall{ID: callID, Name: t.def.Name, Args: args, TraceParent: tool.parent}, onUpdate)
 	if err != nil && context.Cause(callCtx) == error(timeout) {
 		// The limit expired: the connection sent cancel and resolved the
 		// call as cancelled, but for the user it is a timeout.
 		res, err = yep.ToolResult{}, timeout
 	}
 	cancel()
-	if traced {
-		done := map[string]any{"tool": name, "duration_ms": time.Since(start).Milliseconds(), "is_error": err != nil || res.IsError}
-		if err != nil {
-			done["error"] = err.Error()
-		}
-		s.Trace(yep.TraceEventParams{Type: yep.TraceToolCompleted, SpanID: callID, Data: mustJSON(done)})
-	}
 	if err != nil {
 		return res, err
 	}
-	return s.firePost(ctx, t, callID, args, res), nil
+	return s.firePost(ctx, t, callID, args, res, tool.parent), nil
+}
+
+// toolSpan is the host's span of one tool call.
+type toolSpan struct {
+	turn   turnSpan // the trace, and the turn's span when in a turn
+	spanID string
+	parent string // the traceparent servers get
+}
+
+func (t toolSpan) event(typ string, turn int, data map[string]any) yep.TraceEventParams {
+	ev := yep.TraceEventParams{Type: typ, TraceID: t.turn.traceID, SpanID: t.spanID, ParentID: t.turn.spanID, Data: mustJSON(data)}
+	if t.turn.spanID != "" {
+		ev.TurnID = fmt.Sprint(turn)
+	}
+	return ev
+}
+
+// toolStatus is the outcome of a tool call as tool.completed reports it.
+func toolStatus(res yep.ToolResult, err error) string {
+	var blocked *HookBlockedError
+	switch {
+	case err == nil && res.IsError:
+		return "tool_error"
+	case err == nil:
+		return "ok"
+	case errors.As(err, &blocked):
+		return "blocked"
+	case errors.Is(err, ErrToolTimeout):
+		return "timeout"
+	case errors.Is(err, context.Canceled) || errors.Is(err, yep.ErrCancelled):
+		return "cancelled"
+	}
+	return "error"
 }
 
 // checkArgs runs SessionOptions.CheckArgs, if any, on a call's arguments.
@@ -375,10 +431,10 @@ func (s *Session) subscriptions(event, tool string) []hookTarget {
 	return out
 }
 
-func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args json.RawMessage) (json.RawMessage, error) {
+func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, traceparent string) (json.RawMessage, error) {
 	for _, h := range s.subscriptions(yep.HookPreToolUse, t.name) {
 		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args})
-		res, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPreToolUse, ToolName: t.name, Payload: payload})
+		res, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPreToolUse, ToolName: t.name, Payload: payload, TraceParent: traceparent})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -406,11 +462,11 @@ func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args
 	return args, nil
 }
 
-func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, res yep.ToolResult) yep.ToolResult {
+func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, res yep.ToolResult, traceparent string) yep.ToolResult {
 	for _, h := range s.subscriptions(yep.HookPostToolUse, t.name) {
 		r := res
 		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args, Result: &r})
-		dec, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload})
+		dec, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload, TraceParent: traceparent})
 		if err != nil {
 			if h.sub.OnError == yep.HookOnErrorBlock {
 				s.log.Warn("blocking post hook failed; withholding the result", "capability", h.cap.Name(), "error", err)
@@ -471,17 +527,32 @@ func (s *Session) BeginTurn(ctx context.Context) int {
 	}
 	s.turn++
 	turn := s.turn
+	span := turnSpan{traceID: NewTraceID(), spanID: NewSpanID()}
+	s.span = span
 	s.mu.Unlock()
-	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnStarted, TurnID: fmt.Sprint(turn)})
+	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnStarted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID})
 	return turn
 }
 
-// EndTurn traces turn.completed.
+// EndTurn traces turn.completed and closes the turn's trace: tool calls
+// until the next [Session.BeginTurn] get traces of their own.
 func (s *Session) EndTurn() {
 	s.mu.Lock()
-	turn := s.turn
+	turn, span := s.turn, s.span
+	s.span = turnSpan{}
 	s.mu.Unlock()
-	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnCompleted, TurnID: fmt.Sprint(turn)})
+	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnCompleted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID})
+}
+
+// TurnSpan returns the W3C trace id and root span id of the turn in
+// progress, or empty strings between turns. An agent loop that traces its
+// own events (reason.*, act.*, llm.generation) can make them children of
+// the turn with these; [Session.Trace] does so for an event that names no
+// trace.
+func (s *Session) TurnSpan() (traceID, spanID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.span.traceID, s.span.spanID
 }
 
 // Activate enables an extension on the live session; it takes effect at
@@ -644,6 +715,12 @@ func (s *Session) traced() bool {
 // Trace forwards one lifecycle event to every trace-declaring extension. It
 // never blocks: each extension has a bounded queue that drops when full.
 // High-frequency streaming deltas must not be passed here.
+//
+// It fills in what the event leaves empty: the session id, the time, and,
+// while a turn is in progress, for an event that names no trace (one an
+// agent loop above the host emits, such as reason.started or
+// llm.generation): the turn's id, its trace id and, as parent, the turn's
+// span.
 func (s *Session) Trace(ev yep.TraceEventParams) {
 	if ev.SessionID == "" {
 		ev.SessionID = s.opts.SessionID
@@ -652,6 +729,15 @@ func (s *Session) Trace(ev yep.TraceEventParams) {
 		ev.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
 	}
 	s.mu.Lock()
+	if ev.TraceID == "" && s.span.traceID != "" && !strings.HasPrefix(ev.Type, "session.") {
+		ev.TraceID = s.span.traceID
+		if ev.TurnID == "" {
+			ev.TurnID = fmt.Sprint(s.turn)
+		}
+		if ev.ParentID == "" && ev.SpanID != s.span.spanID {
+			ev.ParentID = s.span.spanID
+		}
+	}
 	exts := s.extensions()
 	s.mu.Unlock()
 	for _, e := range exts {

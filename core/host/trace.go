@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"time"
 
 	"yolop.dev/core/yep"
@@ -46,4 +48,47 @@ func (e *Extension) forwardTraces() {
 		}
 		cancel()
 	}
+}
+
+// The host's spans. Every turn is a trace with a root span, and every tool
+// call a span in it (a call outside a turn gets a trace of its own). Their
+// W3C ids go into the trace events (trace_id, span_id, parent_id) and, as
+// a traceparent, into the tool/call and hook/fire requests, so a trace
+// consumer can export the host's spans under those ids and a server's own
+// spans become their children in the same trace.
+
+// NewTraceID returns a random W3C trace id: 32 lowercase hex digits, never
+// all zero. An agent loop above the host uses it with [NewSpanID] for the
+// events it traces itself.
+func NewTraceID() string { return randomHex(16) }
+
+// NewSpanID returns a random W3C span id: 16 lowercase hex digits, never
+// all zero.
+func NewSpanID() string { return randomHex(8) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	for {
+		rand.Read(b) // never fails (crypto/rand since Go 1.24)
+		for _, c := range b {
+			if c != 0 {
+				return hex.EncodeToString(b)
+			}
+		}
+	}
+}
+
+// TraceParent formats a W3C traceparent (version 00) for a span; sampled
+// sets the flag that says the span is being recorded.
+func TraceParent(traceID, spanID string, sampled bool) string {
+	flags := "00"
+	if sampled {
+		flags = "01"
+	}
+	return "00-" + traceID + "-" + spanID + "-" + flags
+}
+
+// turnSpan is the trace context of the turn in progress.
+type turnSpan struct {
+	traceID, spanID string
 }

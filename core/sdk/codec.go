@@ -57,6 +57,10 @@ func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
 			dst, bit = &p.Name, 2
 		case "session_id":
 			dst, bit = &p.SessionID, 4
+		case "traceparent":
+			dst, bit = &p.TraceParent, 16
+		case "tracestate":
+			dst, bit = &p.TraceState, 32
 		case "args":
 			if seen&8 != 0 {
 				ok = false

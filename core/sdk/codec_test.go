@@ -28,6 +28,10 @@ var toolCallSeeds = []string{
 	`[1,2]`,
 	`"str"`,
 	`{"args":{"a":1},"args":{"b":2}}`,
+	`{"name":"echo","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"k=v"}`,
+	`{"name":"echo","traceparent":"a","traceparent":"b"}`,
+	`{"name":"echo","traceparent":null,"tracestate":7}`,
+	`{"name":"echo","TraceParent":"00-x"}`,
 }
 
 // TestDecodeToolCallMatchesEncodingJSON checks the hand-written decoder

@@ -164,6 +164,7 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request) (any, error
 		return nil, yep.Errorf(yep.CodeInvalidParams, "extension %q has no tool %q (it serves: %s)", s.info.Name, p.Name,
 			joinNames(s.toolOrder, func(t *tool) string { return t.name }))
 	}
+	ctx = WithTraceContext(ctx, p.TraceParent, p.TraceState)
 	call := &ToolCall{
 		ID: p.ToolCallID, Name: p.Name, Args: p.Args, SessionID: p.SessionID, RequestID: req.ID,
 		s: s, ctx: ctx, streaming: t.streaming,
@@ -192,6 +193,7 @@ func (s *Server) fireHook(ctx context.Context, params json.RawMessage) (any, err
 	if err := decodeParams(p.Payload, &payload); err != nil {
 		return nil, s.invalidParams(yep.MethodHookFire, fmt.Errorf("payload: %w", err))
 	}
+	ctx = WithTraceContext(ctx, p.TraceParent, p.TraceState)
 	ev := &HookEvent{Event: p.Event, ToolName: p.ToolName, ToolCallID: payload.ToolCallID, Args: payload.Args, Result: payload.Result}
 	out := yep.HookFireResult{Decision: yep.DecisionAllow}
 	fired := false

@@ -31,6 +31,11 @@
 // net/http's ServeMux does, so a broken server fails at startup rather than
 // in the middle of a session.
 //
+// The host sends the W3C Trace Context of its span for each tool call and
+// hook firing; [TraceParent] and [TraceState] read it from the handler's
+// context, so a span an extension starts there joins the session's trace
+// (yolop.dev/sdk/otel does that for OpenTelemetry, outside core).
+//
 // stdout carries only protocol JSON. Logs go to stderr (or to the host's
 // log method when both sides opted in); never print to stdout from a
 // handler.

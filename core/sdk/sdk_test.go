@@ -733,3 +733,53 @@ func TestServeConnTwice(t *testing.T) {
 		t.Error("a second ServeConn succeeded")
 	}
 }
+
+// TestTraceContextReachesHandlers checks that the traceparent and
+// tracestate of tool/call and hook/fire reach the handler's context as
+// sent, in both the fast and the general decoder, and that a request
+// without them leaves the context empty.
+func TestTraceContextReachesHandlers(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	s := sdk.NewServer(sdk.Info{}, quiet())
+	s.Tool("ctx", func(ctx context.Context, call *sdk.ToolCall) (yep.ToolResult, error) {
+		return yep.ToolResult{Output: sdk.TraceParent(ctx) + "|" + sdk.TraceState(ctx)}, nil
+	})
+	s.OnHook(yep.HookPreToolUse, "*", func(ctx context.Context, h *sdk.HookEvent) (yep.HookFireResult, error) {
+		return yep.HookFireResult{Decision: yep.DecisionBlock, Reason: sdk.TraceParent(ctx) + "|" + sdk.TraceState(ctx)}, nil
+	})
+	h := serve(t, s)
+	h.initialize(t)
+	for _, c := range []struct {
+		name   string
+		params any
+		want   string
+	}{
+		{"typed", yep.ToolCallParams{Name: "ctx", TraceParent: tp, TraceState: "v=1"}, tp + "|v=1"},
+		// An escaped string takes the general decoder.
+		{"escaped", json.RawMessage(`{"name":"ctx","traceparent":"` + tp + `","tracestate":"a=\u0062"}`), tp + "|a=b"},
+		{"absent", yep.ToolCallParams{Name: "ctx"}, "|"},
+	} {
+		var res yep.ToolResult
+		if err := h.Call(ctxT(t), yep.MethodToolCall, c.params, &res); err != nil || res.Output != c.want {
+			t.Errorf("%s: tool/call = %+v, %v; want output %q", c.name, res, err, c.want)
+		}
+	}
+	var hr yep.HookFireResult
+	if err := h.Call(ctxT(t), yep.MethodHookFire, yep.HookFireParams{Event: yep.HookPreToolUse, ToolName: "x", TraceParent: tp}, &hr); err != nil || hr.Reason != tp+"|" {
+		t.Errorf("hook/fire = %+v, %v; want reason %q", hr, err, tp+"|")
+	}
+}
+
+func TestWithTraceContext(t *testing.T) {
+	ctx := context.Background()
+	if got := sdk.WithTraceContext(ctx, "", ""); got != ctx {
+		t.Error("empty strings must leave the context as it is")
+	}
+	ctx = sdk.WithTraceContext(ctx, "00-a-b-01", "k=v")
+	if sdk.TraceParent(ctx) != "00-a-b-01" || sdk.TraceState(ctx) != "k=v" {
+		t.Errorf("got %q %q", sdk.TraceParent(ctx), sdk.TraceState(ctx))
+	}
+	if sdk.TraceParent(context.Background()) != "" {
+		t.Error("a plain context has no traceparent")
+	}
+}

@@ -92,6 +92,14 @@ type ToolCallParams struct {
 	Name       string          `json:"name"`
 	Args       json.RawMessage `json:"args,omitempty"`
 	SessionID  string          `json:"session_id,omitempty"`
+	// TraceParent is the W3C Trace Context traceparent of the host's span
+	// for this call ("00-<32 hex trace id>-<16 hex span id>-<2 hex flags>"),
+	// so a server can make its own spans children of it. Optional; a
+	// server that does not trace ignores it.
+	TraceParent string `json:"traceparent,omitempty"`
+	// TraceState is the W3C tracestate that goes with TraceParent, carried
+	// verbatim. Optional.
+	TraceState string `json:"tracestate,omitempty"`
 }
 
 // ToolResult is the final result of a tool call, shaped like the host's
@@ -166,6 +174,12 @@ type HookFireParams struct {
 	Matcher string `json:"matcher,omitempty"`
 	// Payload is a HookPayload.
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// TraceParent is the W3C traceparent of the host's span for the tool
+	// call this firing belongs to. Optional, as in ToolCallParams.
+	TraceParent string `json:"traceparent,omitempty"`
+	// TraceState is the W3C tracestate that goes with TraceParent.
+	// Optional.
+	TraceState string `json:"tracestate,omitempty"`
 }
 
 // HookPayload is the payload of a hook firing: the call's arguments, and
@@ -196,8 +210,15 @@ type TraceEventParams struct {
 	Type      string `json:"type"`
 	SessionID string `json:"session_id,omitempty"`
 	TurnID    string `json:"turn_id,omitempty"`
-	SpanID    string `json:"span_id,omitempty"`
-	ParentID  string `json:"parent_id,omitempty"`
+	// TraceID is the W3C trace id (32 lowercase hex digits) of the trace
+	// the event belongs to: the host starts one per turn. With it, SpanID
+	// and ParentID are W3C span ids (16 lowercase hex digits), and a
+	// tool's SpanID is the parent id in the traceparent of its tool/call.
+	TraceID string `json:"trace_id,omitempty"`
+	// SpanID pairs a *.started event with its *.completed.
+	SpanID string `json:"span_id,omitempty"`
+	// ParentID is the span the event's span is a child of.
+	ParentID string `json:"parent_id,omitempty"`
 	// Timestamp is RFC 3339 with nanoseconds.
 	Timestamp string `json:"timestamp,omitempty"`
 	// Context and Data are carried verbatim.

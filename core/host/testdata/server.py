@@ -132,11 +132,16 @@ def tool_call(rid, params):
             sys.stdout.flush()
     elif name == "env":
         reply(rid, {"output": json.dumps(dict(os.environ))})
+    elif name == "params":
+        reply(rid, {"output": json.dumps(params)})
     else:
         error(rid, -32601, "no tool %s" % name)
 
 
 def hook_fire(rid, params):
+    if spec.get("hook_file"):
+        with open(spec["hook_file"], "a") as f:
+            f.write(json.dumps(params) + "\n")
     payload = params.get("payload") or {}
     text = json.dumps(payload.get("args"))
     if params.get("event") == "post_tool_use":
