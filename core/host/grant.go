@@ -97,9 +97,10 @@ type CommandGrant struct {
 }
 
 // eager reports whether the extension must be running before the first
-// turn: it contributes a prompt, hooks or traces.
+// turn: it contributes a prompt, hooks, traces or MCP servers (which its
+// handshake announces).
 func (g *Grant) eager() bool {
-	return g.Prompt != nil || len(g.Hooks) > 0 || g.Trace
+	return g.Prompt != nil || len(g.Hooks) > 0 || g.Trace || len(g.MCPServers) > 0
 }
 
 func (p *PromptGrant) maxBytes() int {
