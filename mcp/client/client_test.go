@@ -24,7 +24,8 @@ import (
 
 func leaks(t *testing.T) {
 	t.Helper()
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 }
 
 // waitFile waits for a file to appear; the deadline only catches a hang.

@@ -31,9 +31,19 @@ import (
 )
 
 func main() {
-	s := sdk.NewServer(sdk.Info{Name: "testext", Version: "0.1.0"}, sdk.Options{})
+	s := sdk.NewServer(sdk.Info{Name: "testext", Version: "0.1.0", UIAsk: true}, sdk.Options{})
 	s.Tool("ping", func(context.Context, *sdk.ToolCall) (yep.ToolResult, error) {
 		return yep.ToolResult{Output: "pong"}, nil
+	})
+	s.Tool("ask", func(ctx context.Context, _ *sdk.ToolCall) (yep.ToolResult, error) {
+		a, err := s.Ask(ctx, yep.UIAskParams{Prompt: "Your name?", Options: []string{"Ada", "Grace"}})
+		if err != nil {
+			return yep.ToolResult{}, err
+		}
+		if a.Cancelled {
+			return yep.ToolResult{Output: "cancelled"}, nil
+		}
+		return yep.ToolResult{Output: "hello, " + a.Answer}, nil
 	})
 	if p := os.Getenv("MCPTEST_SERVER"); p != "" {
 		if os.Getenv("MCPTEST_WIDEN") != "" {
