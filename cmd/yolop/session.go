@@ -23,6 +23,7 @@ import (
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
+	mcpclient "yolop.dev/mcp/client"
 )
 
 // basePrompt is the host's own system prompt: the stable prefix that
@@ -34,6 +35,7 @@ type sessionFlags struct {
 	json      bool
 	workspace string
 	noEnabled bool
+	noMCP     bool
 }
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -53,7 +55,7 @@ directories loaded in place) and drive it line by line from stdin:
   /enable <ext>, /disable <ext>
                              activate or deactivate at the next turn
   /workspace <dir>           repoint the workspace
-  /status                    per-extension health, latency and counters
+  /status                    per-extension and per-MCP-server health, latency and counters
   /quit                      end the session
 
 Ctrl-C cancels the running call, not the session. With --json every
@@ -67,6 +69,7 @@ output is one JSON event per line.`,
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON event per line")
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
 	cmd.Flags().BoolVar(&f.noEnabled, "no-enabled", false, "do not load the extensions enabled in settings.toml")
+	cmd.Flags().BoolVar(&f.noMCP, "no-mcp", false, "connect no MCP servers (neither the workspace's .mcp.json nor extensions' contributed ones)")
 	return cmd
 }
 
@@ -82,6 +85,7 @@ type repl struct {
 	echoIn bool // print each input line (scripted demo)
 	sess   *host.Session
 	local  map[string]host.Grant // --ext packages by name
+	mcp    *mcpclient.Client     // nil with --no-mcp
 
 	running    atomic.Bool // a call is running: Ctrl-C cancels it
 	interrupts chan os.Signal
@@ -126,7 +130,13 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		extraGrants = append(extraGrants, g)
 		r.local[g.Name] = g
 	}
+	var contributed []host.ContributedTools
+	if !f.noMCP {
+		r.mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub})
+		contributed = append(contributed, r.mcp)
+	}
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{
+		Contributed:   contributed,
 		Extra:         extraGrants,
 		NoEnabled:     f.noEnabled,
 		Ask:           r,
@@ -563,6 +573,20 @@ func (r *repl) status() {
 		}
 		for _, rf := range refused {
 			text += "\n  refused: " + rf
+		}
+		r.event("status", fields, text)
+	}
+	if r.mcp == nil {
+		return
+	}
+	for _, st := range r.mcp.Status() {
+		fields := map[string]any{"mcp_server": st.Name, "source": st.Source, "transport": st.Type, "state": st.State, "reason": st.Reason, "tools": st.Tools, "stderr_tail": st.StderrTail}
+		text := fmt.Sprintf("mcp:%-8s %s %s tools=%d from %s", st.Name, r.a.paint(fmt.Sprintf("%-9s", st.State)), st.Type, st.Tools, st.Source)
+		if st.Reason != "" {
+			text += "\n  " + st.Reason
+		}
+		for _, l := range st.StderrTail {
+			text += "\n  stderr: " + l
 		}
 		r.event("status", fields, text)
 	}

@@ -170,3 +170,13 @@ func Expand(s string, lookup func(string) (string, bool)) (string, []string) {
 	})
 	return out, unset
 }
+
+// ForWorkspace returns a client over the servers of workspace's .mcp.json
+// (expanded with the host environment), with the file's warnings, and the
+// rest of o.
+func ForWorkspace(workspace string, o Options) *Client {
+	servers, warns := LoadFile(filepath.Join(workspace, FileName), nil)
+	o.Servers = append(servers, o.Servers...)
+	o.Warnings = append(warns, o.Warnings...)
+	return New(o)
+}
