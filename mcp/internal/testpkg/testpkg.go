@@ -25,6 +25,7 @@ var Packages = map[string]string{
 	"mcptestserver":        "yolop.dev/mcp/internal/testserver/mcptestserver",
 	"testext":              "yolop.dev/mcp/internal/testext",
 	"yolop-extension-echo": "yolop.dev/core/examples/echo",
+	"gatewaycmd":           "yolop.dev/mcp/internal/gatewaycmd",
 }
 
 // Build builds every package into a temporary directory and returns a
@@ -137,6 +138,13 @@ func TestExt(t testing.TB, env map[string]string, servers []map[string]any) host
 // Echo is the echo example's package, from its own plugin.json.
 func Echo(t testing.TB) host.Grant {
 	t.Helper()
+	g, _ := EchoDir(t)
+	return g
+}
+
+// EchoDir is Echo and the package directory.
+func EchoDir(t testing.TB) (host.Grant, string) {
+	t.Helper()
 	b, err := os.ReadFile("../../core/examples/echo/plugin.json")
 	if err != nil {
 		t.Fatal(err)
@@ -147,5 +155,6 @@ func Echo(t testing.TB) host.Grant {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	return WritePackage(t, "echo", m.Yolop, "yolop-extension-echo")
+	g := WritePackage(t, "echo", m.Yolop, "yolop-extension-echo")
+	return g, g.Server.PackageDir
 }
