@@ -199,3 +199,12 @@ func TestSessionMCPJSON(t *testing.T) {
 		t.Fatalf("echo %v sum %v progress %v done %v broken %v ready %v:\n%s", sawEcho, sawSum, sawProgress, sawDone, sawBroken, sawReady, out)
 	}
 }
+
+// TestMCPServeHTTPStaysOnLoopback: a non-loopback --http address is refused
+// without --allow-remote.
+func TestMCPServeHTTPStaysOnLoopback(t *testing.T) {
+	_, errOut, code := cli(t, "", "mcp", "serve", "--http", "0.0.0.0:0")
+	if code == 0 || !strings.Contains(errOut, "--allow-remote") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

@@ -476,6 +476,16 @@ func (r *repl) call(ctx context.Context, rest string, interrupts chan os.Signal)
 					out += "\n"
 				}
 				r.raw(out)
+			} else if p := u.Progress; p != nil {
+				// Progress with no text (an MCP server's notifications/progress).
+				line := fmt.Sprintf("progress %g", p.Current)
+				if p.Total > 0 {
+					line = fmt.Sprintf("progress %g/%g", p.Current, p.Total)
+				}
+				if p.Message != "" {
+					line += " " + p.Message
+				}
+				r.raw(line + "\n")
 			}
 		})
 		switch {
