@@ -166,8 +166,11 @@ func TestSessionMCPJSON(t *testing.T) {
 		"broken":     map[string]any{"command": "no-such-mcp-server"},
 	}})
 	os.WriteFile(filepath.Join(ws, ".mcp.json"), b, 0o644)
-	t.Setenv("YOLOP_CONFIG_DIR", t.TempDir())
+	cfg := t.TempDir()
+	t.Setenv("YOLOP_CONFIG_DIR", cfg)
+	os.WriteFile(filepath.Join(cfg, "settings.toml"), []byte("[mcp]\nnever_defer = [\"mcp__everything__echo\"]\n"), 0o600)
 	script := strings.Join([]string{
+		"/tools",
 		`/call mcp__everything__echo {"message":"from the session"}`,
 		`/call mcp__everything__get-sum {"a":1,"b":2}`,
 		`/call mcp__everything__trigger-long-running-operation {"duration":0.2,"steps":2}`,
@@ -179,6 +182,7 @@ func TestSessionMCPJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var sawEcho, sawSum, sawProgress, sawDone, sawBroken, sawReady bool
+	deferred := map[string]bool{}
 	for _, ev := range events(t, out) {
 		s, _ := json.Marshal(ev)
 		line := string(s)
@@ -193,7 +197,14 @@ func TestSessionMCPJSON(t *testing.T) {
 			sawBroken = sawBroken || strings.Contains(line, "broken")
 		case "status":
 			sawReady = sawReady || (ev["mcp_server"] == "everything" && ev["state"] == "ready")
+		case "tool":
+			n, _ := ev["name"].(string)
+			d, _ := ev["deferred"].(bool)
+			deferred[n] = d
 		}
+	}
+	if d, ok := deferred["mcp__everything__echo"]; !ok || d || !deferred["mcp__everything__get-sum"] {
+		t.Errorf("deferral (never_defer echo in settings.toml): %v", deferred)
 	}
 	if !sawEcho || !sawSum || !sawProgress || !sawDone || !sawBroken || !sawReady {
 		t.Fatalf("echo %v sum %v progress %v done %v broken %v ready %v:\n%s", sawEcho, sawSum, sawProgress, sawDone, sawBroken, sawReady, out)

@@ -132,7 +132,11 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	}
 	var contributed []host.ContributedTools
 	if !f.noMCP {
-		r.mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub})
+		neverDefer, err := h.Settings().MCPNeverDefer(ctx)
+		if err != nil {
+			r.event("warning", map[string]any{"message": err.Error()}, "warning: "+err.Error()+"; every MCP tool is deferred")
+		}
+		r.mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
 		contributed = append(contributed, r.mcp)
 	}
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{
