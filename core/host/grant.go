@@ -77,6 +77,9 @@ type MCPServerGrant struct {
 	Command string
 	Args    []string
 	URL     string
+	// Env and Headers are the manifest's, for the MCP client to start the
+	// server with (under what the handshake adds); they are not clamped.
+	Env, Headers map[string]string
 }
 
 // A PromptGrant is the approved prompt contribution.

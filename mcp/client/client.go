@@ -439,14 +439,31 @@ func (c *Client) Sync(ctx context.Context, exts []*host.Extension) {
 func contributed(ext string, g host.Grant, d yep.MCPServerDecl) ServerConfig {
 	lookup := func(k string) (string, bool) { v, ok := g.Server.Env[k]; return v, ok }
 	ex := func(v string) string { r, _ := Expand(v, lookup); return r }
+	// The manifest's env and headers, under what the handshake declares.
+	var env, headers map[string]string
+	for _, a := range g.MCPServers {
+		if a.Name == d.Name {
+			env, headers = maps.Clone(a.Env), maps.Clone(a.Headers)
+		}
+	}
+	merge := func(base, over map[string]string) map[string]string {
+		if base == nil && over == nil {
+			return nil
+		}
+		if base == nil {
+			base = map[string]string{}
+		}
+		maps.Copy(base, over)
+		return expandMap(base, ex)
+	}
 	cfg := ServerConfig{
 		Name:       ext + "__" + d.Name,
 		Type:       d.Type,
 		Command:    d.Command,
 		Args:       slices.Clone(d.Args),
-		Env:        expandMap(d.Env, ex),
+		Env:        merge(env, d.Env),
 		URL:        d.URL,
-		Headers:    expandMap(d.Headers, ex),
+		Headers:    merge(headers, d.Headers),
 		PackageDir: g.Server.PackageDir,
 		Source:     "ext:" + ext,
 	}

@@ -225,14 +225,14 @@ func TestHTTPServer(t *testing.T) {
 
 // TestContributedServers: an extension contributes the go-sdk server over
 // stdio (the secret in its env reaches the wrapped server's env through
-// ${VAR}) and one it hosts on a loopback port over HTTP (the secret in a
-// header); disabling the extension at the turn boundary removes its MCP
+// ${VAR} in the manifest) and one it hosts on a loopback port over HTTP
+// (the secret in a header its handshake declares); disabling the extension at the turn boundary removes its MCP
 // tools and stops its servers.
 func TestContributedServers(t *testing.T) {
 	leaks(t)
 	g := writePackage(t, map[string]string{"MCPTEST_SERVER": "mcptestserver", "MCPTEST_HTTP": "1", "TESTEXT_TOKEN": "tok-987"}, []map[string]any{
-		{"name": "go", "type": "stdio", "command": "mcptestserver"},
-		{"name": "web", "type": "http", "url": "http://127.0.0.1:*/mcp"},
+		{"name": "go", "type": "stdio", "command": "mcptestserver", "env": map[string]string{"WRAPPED_TOKEN": "${TESTEXT_TOKEN}"}},
+		{"name": "web", "type": "http", "url": "http://127.0.0.1:*/mcp", "headers": map[string]string{"X-Unused": "${TESTEXT_TOKEN}"}},
 	})
 	f := newSession(t, client.Options{}, g)
 	tools := toolNames(f.s)

@@ -50,7 +50,8 @@ func main() {
 			s.MCPServer(yep.MCPServerDecl{Name: "go", Type: yep.MCPHTTP, URL: "http://127.0.0.1:1/mcp"})
 			s.MCPServer(yep.MCPServerDecl{Name: "extra", Command: p})
 		} else {
-			s.MCPServer(yep.MCPServerDecl{Name: "go", Command: p, Env: map[string]string{"WRAPPED_TOKEN": "${TESTEXT_TOKEN}"}})
+			// WRAPPED_TOKEN comes from the manifest's env for this server.
+			s.MCPServer(yep.MCPServerDecl{Name: "go", Command: p})
 		}
 	}
 	if os.Getenv("MCPTEST_HTTP") != "" {
