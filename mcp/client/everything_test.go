@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
@@ -17,7 +21,7 @@ import (
 
 // TestServerEverything drives the real @modelcontextprotocol/server-everything
 // (npm, pinned in mcp/testdata/node) four ways: named in a .mcp.json over
-// stdio, and contributed by an extension over stdio and over streamable
+// stdio and over streamable HTTP, and contributed by an extension over stdio and over streamable
 // HTTP (a process the extension owns, on a port it picks). Each serves
 // echo, get-sum and the long-running tool with progress, and a cancelled
 // long-running call returns at once and leaves the server usable.
@@ -26,7 +30,11 @@ func TestServerEverything(t *testing.T) {
 	js := everythingJS(t)
 	ws := t.TempDir()
 	file := filepath.Join(ws, client.FileName)
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": "node", "args": []string{js, "stdio"}}}})
+	url := startEverythingHTTP(t, js)
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything":     map[string]any{"command": "node", "args": []string{js, "stdio"}},
+		"everything-web": map[string]any{"type": "http", "url": url},
+	}})
 	os.WriteFile(file, b, 0o644)
 	servers, warns := client.LoadFile(file, nil)
 	if len(warns) > 0 {
@@ -42,7 +50,7 @@ func TestServerEverything(t *testing.T) {
 			t.Fatalf("%s = %+v", st.Name, st)
 		}
 	}
-	for _, srv := range []string{"everything", "testext__everything", "testext__everything-http"} {
+	for _, srv := range []string{"everything", "everything-web", "testext__everything", "testext__everything-http"} {
 		t.Run(srv, func(t *testing.T) { everything(t, f.s, srv) })
 	}
 }
@@ -80,4 +88,33 @@ func everything(t *testing.T, s *host.Session, srv string) {
 	if res, err := s.CallTool(ctx, name("echo"), "e5", json.RawMessage(`{"message":"still here"}`), nil); err != nil || !strings.Contains(res.Output, "still here") {
 		t.Fatalf("after cancel = %+v, %v", res, err)
 	}
+}
+
+// startEverythingHTTP runs server-everything's streamable HTTP transport
+// on a free loopback port and returns its URL.
+func startEverythingHTTP(t *testing.T, js string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("node", js, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything did not listen on %s", addr)
+		}
+	}
+	return "http://" + addr + "/mcp"
 }
