@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,9 +111,24 @@ func TestGoServerOverStdio(t *testing.T) {
 	if res, err := f.s.CallTool(context.Background(), "mcp__go__echo", "c5", json.RawMessage(`{"text":"again"}`), nil); err != nil || res.Output != "again" {
 		t.Fatalf("after cancel = %+v, %v", res, err)
 	}
-	if st := f.mcp.Status(); len(st) != 1 || st[0].State != client.StateReady || st[0].Tools != 5 {
+	st := f.mcp.Status()
+	if len(st) != 1 || st[0].State != client.StateReady || st[0].Tools != 5 || st[0].PID == 0 {
 		t.Fatalf("status = %+v", st)
 	}
+	// Closing the session stops and reaps the server: no orphan.
+	f.s.Close()
+	if alive(st[0].PID) {
+		t.Fatalf("server %d outlived the session", st[0].PID)
+	}
+}
+
+// alive reports whether a process exists (unix: signal 0).
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
 }
 
 // TestBadInput: a malformed .mcp.json, a missing command, an unreachable
