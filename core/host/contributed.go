@@ -16,12 +16,15 @@ import "context"
 type ContributedTools interface {
 	Capability
 	// Sync is told the session's extensions at [Session.Start] (after the
-	// eager extensions started) and after every turn boundary that changed
-	// them, before the tool registry is rebuilt from Tools. It connects
-	// what the extensions now contribute and drops what they no longer do.
-	// It must honour ctx and never fail the session: what does not connect
-	// is the capability's to report (a degraded server, a warning).
-	Sync(ctx context.Context, exts []*Extension)
+	// eager extensions started) and at every turn boundary (after pending
+	// enables and disables took effect), before the tool registry is
+	// rebuilt. It connects what the extensions now contribute (a respawned
+	// extension may announce a new URL) and drops what they no longer do,
+	// and reports whether its tools changed, so the session rebuilds its
+	// registry. It must be cheap when nothing changed, honour ctx and never
+	// fail the session: what does not connect is the capability's to
+	// report (a degraded server, a warning).
+	Sync(ctx context.Context, exts []*Extension) (changed bool)
 	// Warnings lists what the capability could not use (a malformed
 	// config, a server that did not start); [Session.Warnings] includes
 	// them.

@@ -33,14 +33,17 @@ func (f *fakeContributed) Tools() []ToolDef {
 func (f *fakeContributed) CallTool(_ context.Context, call ToolCall, _ func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
 	return yep.ToolResult{Output: "called " + call.Name}, nil
 }
-func (f *fakeContributed) Sync(_ context.Context, exts []*Extension) {
+func (f *fakeContributed) Sync(_ context.Context, exts []*Extension) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.syncs++
-	f.exts = nil
+	var now []string
 	for _, e := range exts {
-		f.exts = append(f.exts, e.ExtName())
+		now = append(now, e.ExtName())
 	}
+	changed := !slices.Equal(now, f.exts)
+	f.exts = now
+	return changed
 }
 func (f *fakeContributed) Warnings() []string { return []string{"a contributed warning"} }
 func (f *fakeContributed) Close() {
@@ -50,7 +53,7 @@ func (f *fakeContributed) Close() {
 }
 
 // TestContributedTools pins the seam the MCP client plugs into: Sync at
-// Start and after a turn boundary that changed the extensions, its tools
+// Start and at every turn boundary, its tools
 // deferred unless NeverDefer, callable by name, its warnings in the
 // session's, and Close with the session.
 func TestContributedTools(t *testing.T) {
@@ -86,12 +89,12 @@ func TestContributedTools(t *testing.T) {
 			t.Fatal("the disabled extension's contributed tool survived the turn boundary")
 		}
 	}
-	s.BeginTurn(context.Background()) // nothing changed: no sync
+	s.BeginTurn(context.Background())
 	f.mu.Lock()
 	syncs := f.syncs
 	f.mu.Unlock()
-	if syncs != 2 {
-		t.Fatalf("syncs = %d, want 2 (start, disable)", syncs)
+	if syncs != 3 {
+		t.Fatalf("syncs = %d, want 3 (start and each turn)", syncs)
 	}
 	s.Close()
 	f.mu.Lock()

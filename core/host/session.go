@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -484,11 +485,9 @@ func (s *Session) BeginTurn(ctx context.Context) int {
 	for _, e := range stop {
 		e.Close()
 	}
-	if len(pending) > 0 {
-		s.sync(ctx)
-	}
+	changed := s.sync(ctx)
 	s.mu.Lock()
-	if len(pending) > 0 {
+	if len(pending) > 0 || changed {
 		s.rebuild()
 	}
 	s.turn++
@@ -723,20 +722,28 @@ func (s *Session) Close() {
 	wg.Wait()
 }
 
-// sync tells every contributed-tools capability the session's extensions.
-func (s *Session) sync(ctx context.Context) {
+// sync tells every contributed-tools capability the session's extensions
+// and reports whether any one's tools changed.
+func (s *Session) sync(ctx context.Context) bool {
 	if len(s.opts.Contributed) == 0 {
-		return
+		return false
 	}
 	s.mu.Lock()
 	exts := s.extensions()
 	s.mu.Unlock()
 	var wg sync.WaitGroup
+	var changed atomic.Bool
 	for _, c := range s.opts.Contributed {
 		wg.Add(1)
-		go func() { defer wg.Done(); c.Sync(ctx, exts) }()
+		go func() {
+			defer wg.Done()
+			if c.Sync(ctx, exts) {
+				changed.Store(true)
+			}
+		}()
 	}
 	wg.Wait()
+	return changed.Load()
 }
 
 // Contributed returns the session's contributed-tools capabilities (the

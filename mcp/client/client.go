@@ -23,6 +23,7 @@ import (
 	"maps"
 	"net/http"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -360,9 +361,11 @@ func (c *Client) result(r *sdk.CallToolResult) yep.ToolResult {
 
 // Sync implements [host.ContributedTools]: the static servers (first time)
 // and the servers exts contribute are connected, in parallel, each bounded
-// by InitTimeout; servers of extensions no longer in the session are
-// closed.
-func (c *Client) Sync(ctx context.Context, exts []*host.Extension) {
+// by InitTimeout; servers of extensions no longer in the session, or whose
+// declaration changed (a respawned extension on a new port), are closed.
+// A server that is already connected is left alone, so a Sync with
+// nothing new costs a comparison.
+func (c *Client) Sync(ctx context.Context, exts []*host.Extension) bool {
 	want := map[string]ServerConfig{}
 	var order []string
 	static := map[string]bool{}
@@ -387,11 +390,11 @@ func (c *Client) Sync(ctx context.Context, exts []*host.Extension) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	var stop []*server
 	for n, s := range c.servers {
-		if _, ok := want[n]; !ok {
+		if w, ok := want[n]; !ok || !reflect.DeepEqual(w, s.cfg) {
 			stop = append(stop, s)
 			delete(c.servers, n)
 		}
@@ -403,8 +406,15 @@ func (c *Client) Sync(ctx context.Context, exts []*host.Extension) {
 		}
 	}
 	c.order = order
-	c.warnings = append(c.warnings, warns...)
+	for _, w := range warns {
+		if !slices.Contains(c.warnings, w) {
+			c.warnings = append(c.warnings, w)
+		}
+	}
 	c.mu.Unlock()
+	if len(stop) == 0 && len(start) == 0 {
+		return false
+	}
 
 	var wg sync.WaitGroup
 	for _, s := range stop {
@@ -429,6 +439,7 @@ func (c *Client) Sync(ctx context.Context, exts []*host.Extension) {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: MCP server %q: %s", s.cfg.Source, s.cfg.Name, c.scrub(s.reason)))
 		}
 	}
+	return true
 }
 
 // contributed is the config of one MCP server an extension's handshake

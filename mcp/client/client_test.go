@@ -263,6 +263,16 @@ func TestContributedServers(t *testing.T) {
 	if err != nil || res.Output != "hosted" {
 		t.Fatalf("hosted http = %+v, %v (status %+v)", res, err, f.mcp.Status())
 	}
+	// A reload respawns the extension, which hosts its server on a new
+	// port: the next turn boundary reconnects it.
+	if err := f.s.Reload(context.Background(), "testext"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.BeginTurn(context.Background())
+	res, err = f.s.CallTool(context.Background(), "mcp__testext__web__echo", "e3", json.RawMessage(`{"text":"after reload"}`), nil)
+	if err != nil || res.Output != "after reload" {
+		t.Fatalf("after reload = %+v, %v (status %+v)", res, err, f.mcp.Status())
+	}
 	if !f.s.Deactivate("testext") {
 		t.Fatal("testext is not in the session")
 	}
