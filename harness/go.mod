@@ -13,6 +13,7 @@ require (
 	github.com/pelletier/go-toml/v2 v2.4.3
 	go.uber.org/goleak v1.3.0
 	yolop.dev/core v0.0.0
+	yolop.dev/doctor v0.0.0
 	yolop.dev/internal v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/git v0.0.0
@@ -45,7 +46,7 @@ require (
 	github.com/mitchellh/copystructure v1.2.0 // indirect
 	github.com/mitchellh/reflectwalk v1.0.2 // indirect
 	github.com/pjbgf/sha1cd v0.7.0 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sergi/go-diff v1.3.2-0.20230802210424-5b0b94c5c0d3 // indirect
 	github.com/skeema/knownhosts v1.3.1 // indirect
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
@@ -69,3 +70,5 @@ replace yolop.dev/registry/cratesio => ../registry/cratesio
 replace yolop.dev/transport/stdio => ../transport/stdio
 
 replace yolop.dev/internal => ../internal
+
+replace yolop.dev/doctor => ../doctor

@@ -302,14 +302,19 @@ type BuiltinOptions struct {
 	// take effect with the next session.
 	Activate   func(host.Grant)
 	Deactivate func(name string) bool
+	// WorkspaceRoot is where scaffold_extension writes; empty refuses it.
+	WorkspaceRoot string
+	// Skills, if set, is the session whose contributed skills
+	// list_skills and read_skill serve; nil leaves those tools out.
+	Skills func() builtin.SkillSource
 }
 
 // Builtins returns the always-on built-in capabilities: the extensions
-// capability (install, list, enable, disable, remove) and
-// set_extension_secret.
+// capability (install, list, enable, disable, remove, scaffold),
+// set_extension_secret, and with o.Skills list_skills and read_skill.
 func (h *Harness) Builtins(o BuiltinOptions) []host.Capability {
-	return []host.Capability{
-		builtin.NewExtensions(h.mgr, builtin.ExtensionsOptions{Ask: o.Ask, Activate: o.Activate, Deactivate: o.Deactivate}),
+	caps := []host.Capability{
+		builtin.NewExtensions(h.mgr, builtin.ExtensionsOptions{Ask: o.Ask, Activate: o.Activate, Deactivate: o.Deactivate, WorkspaceRoot: o.WorkspaceRoot}),
 		config.NewSecretTool(config.SecretToolOptions{
 			Secrets:  h.secrets,
 			Ask:      o.Ask,
@@ -325,6 +330,10 @@ func (h *Harness) Builtins(o BuiltinOptions) []host.Capability {
 			},
 		}),
 	}
+	if o.Skills != nil {
+		caps = append(caps, builtin.NewSkills(o.Skills))
+	}
+	return caps
 }
 
 // SessionOptions configure [Harness.NewSession]. The zero value runs the
@@ -402,9 +411,16 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 	var builtins []host.Capability
 	if !o.NoBuiltins {
 		builtins = h.Builtins(BuiltinOptions{
-			Ask:        o.Ask,
-			Activate:   func(g host.Grant) { s.Activate(g) },
-			Deactivate: func(n string) bool { return s.Deactivate(n) },
+			Ask:           o.Ask,
+			Activate:      func(g host.Grant) { s.Activate(g) },
+			Deactivate:    func(n string) bool { return s.Deactivate(n) },
+			WorkspaceRoot: ws,
+			Skills: func() builtin.SkillSource {
+				if s.Session == nil {
+					return nil
+				}
+				return s.Session
+			},
 		})
 	}
 	s.Session = host.NewSession(host.SessionOptions{

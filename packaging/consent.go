@@ -133,7 +133,15 @@ func Summary(m *Manifest) string {
 	} else {
 		b.WriteString("  Commands: none\n")
 	}
-	fmt.Fprintf(&b, "  Skills: %s\n", yesNo(f.Skills))
+	switch {
+	case f.Skills && len(m.Skills) > 0:
+		fmt.Fprintf(&b, "  Skills (%d, read-only text the agent may read):\n", len(m.Skills))
+		for _, s := range m.Skills {
+			fmt.Fprintf(&b, "    - %s: %s\n", s.Name, oneLine(s.Description, 100))
+		}
+	default:
+		fmt.Fprintf(&b, "  Skills: %s\n", yesNo(f.Skills))
+	}
 	var opt []string
 	for _, o := range []struct {
 		on   bool
@@ -737,4 +745,13 @@ func compactJSON(a []byte) []byte {
 		return bytes.TrimSpace(a)
 	}
 	return buf.Bytes()
+}
+
+// oneLine folds s onto one line and cuts it to at most max characters.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
 }

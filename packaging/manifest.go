@@ -16,6 +16,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"yolop.dev/core/skill"
 	"yolop.dev/core/yep"
 )
 
@@ -51,6 +52,10 @@ type Manifest struct {
 	// Warnings lists non-fatal findings (e.g. more than yep.MaxNeverDefer
 	// never_defer tools) for the CLI to show.
 	Warnings []string `json:"-"`
+	// Skills are the skills the package ships when its facet declares
+	// skills: the validated frontmatter of each skills/<name>/SKILL.md, in
+	// directory order.
+	Skills []skill.Meta `json:"-"`
 }
 
 // A Facet is the `yolop` block of a manifest.

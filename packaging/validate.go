@@ -24,6 +24,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"yolop.dev/core/skill"
 	"yolop.dev/core/yep"
 )
 
@@ -370,7 +371,45 @@ func (c *checker) check() {
 	if f.Skills {
 		if fi, err := os.Stat(filepath.Join(c.root, "skills")); err != nil || !fi.IsDir() {
 			c.m.Warnings = append(c.m.Warnings, "skills is true but the package has no skills/ directory")
+		} else {
+			c.checkSkills()
 		}
+	}
+}
+
+// checkSkills validates the frontmatter of every skills/<name>/SKILL.md
+// and records the skills in Manifest.Skills, in directory order. A
+// SKILL.md that leaves the package, or whose frontmatter is malformed or
+// names another skill than its directory, is an error.
+func (c *checker) checkSkills() {
+	ents, err := os.ReadDir(filepath.Join(c.root, "skills"))
+	if err != nil {
+		c.errf(nil, "yolop.skills", "reading skills/: %v", err)
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		rel := "skills/" + e.Name() + "/" + skill.FileName
+		if _, err := os.Lstat(filepath.Join(c.root, "skills", e.Name(), skill.FileName)); err != nil {
+			c.m.Warnings = append(c.m.Warnings, fmt.Sprintf("skills/%s has no %s; it contributes no skill", e.Name(), skill.FileName))
+			continue
+		}
+		data, _, err := c.readInside(rel)
+		if err != nil {
+			c.errf(errKind(err), "yolop.skills", "%v", err)
+			continue
+		}
+		meta, _, err := skill.Parse(data)
+		if err == nil && meta.Name != e.Name() {
+			err = fmt.Errorf("the frontmatter names skill %q but its directory is %q; they must match", meta.Name, e.Name())
+		}
+		if err != nil {
+			c.errf(nil, "yolop.skills", "%s: %v", rel, err)
+			continue
+		}
+		c.m.Skills = append(c.m.Skills, meta)
 	}
 }
 

@@ -10,6 +10,7 @@ func (a *app) extCmd() *cobra.Command {
 		Long: `Manage the extensions installed in the config directory
 ($YOLOP_CONFIG_DIR, else the user config dir + /yolop).
 
+  new <name> --lang L  scaffold a package that installs and passes doctor
   install <source>   read the package, show what it contributes, ask, install
   list               installed extensions, their health, tools and config
   enable <name>      turn one on (a settings.toml [[capabilities]] entry)
@@ -25,7 +26,7 @@ func (a *app) extCmd() *cobra.Command {
 See docs/extensions.md for sources, consent, settings.toml and list output.`,
 	}
 	cmd.AddCommand(
-		a.extInstallCmd(), a.extListCmd(), a.extEnableCmd(), a.extDisableCmd(),
+		a.extNewCmd(), a.extInstallCmd(), a.extListCmd(), a.extEnableCmd(), a.extDisableCmd(),
 		a.extUpdateCmd(), a.extRemoveCmd(),
 		a.extDoctorCmd(), a.extPackCmd(), a.extSecretCmd(), a.extConfigCmd(), a.extSearchCmd(), a.extInfoCmd(),
 	)

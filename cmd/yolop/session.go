@@ -51,6 +51,7 @@ directories loaded in place) and drive it line by line from stdin:
   /call <tool> [json-args]   call a tool; streamed output prints as it arrives
   /<ext>:<cmd> [args]        run an extension's slash command
   /commands                  list slash commands
+  /skills [name]             list the enabled extensions' skills, or show one
   /reload <ext>              restart an extension's server in place
   /enable <ext>, /disable <ext>
                              activate or deactivate at the next turn
@@ -310,7 +311,7 @@ func (r *repl) dispatch(ctx context.Context, line string, interrupts chan os.Sig
 	case "/quit", "/exit":
 		return true
 	case "/help":
-		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit"+r.editorHelp())
+		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /skills [name] /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit"+r.editorHelp())
 	case "/tools":
 		r.tools()
 	case "/prompt":
@@ -322,6 +323,8 @@ func (r *repl) dispatch(ctx context.Context, line string, interrupts chan os.Sig
 		for _, c := range r.sess.Commands() {
 			r.event("command", map[string]any{"name": c.Name, "description": c.Description}, fmt.Sprintf("/%s  %s", c.Name, c.Description))
 		}
+	case "/skills":
+		r.skills(rest)
 	case "/reload":
 		if err := r.sess.Reload(ctx, rest); err != nil {
 			r.fail(err)
@@ -364,6 +367,8 @@ func replHint(err error) string {
 		return "/tools lists them"
 	case errors.Is(err, host.ErrNoSuchCommand):
 		return "/commands lists them"
+	case errors.Is(err, host.ErrNoSuchSkill):
+		return "/skills lists them"
 	case errors.Is(err, host.ErrNoSuchExtension):
 		return "/status lists the extensions"
 	case errors.Is(err, host.ErrExtensionDegraded):
@@ -381,6 +386,33 @@ func (r *repl) tools() {
 		r.event("tool", map[string]any{"name": t.Name, "capability": t.Capability, "description": t.Def.Description, "deferred": t.Deferred, "streaming": t.Def.Streaming},
 			fmt.Sprintf("%-24s %-14s %s%s", t.Name, t.Capability, t.Def.Description, mark))
 	}
+}
+
+// skills lists the skills of the session's enabled extensions, or with a
+// name shows one's SKILL.md. Contributed skills are read-only: there is
+// no command that writes them.
+func (r *repl) skills(name string) {
+	if name != "" {
+		sk, text, err := r.sess.ReadSkill(name)
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.event("skill", map[string]any{"name": sk.Name, "extension": sk.Extension, "description": sk.Description, "text": text}, text)
+		return
+	}
+	list := r.sess.Skills()
+	if len(list) == 0 {
+		r.event("skills", map[string]any{"skills": []any{}}, "no skills: no enabled extension contributes one")
+		return
+	}
+	var items []map[string]any
+	var b strings.Builder
+	for _, sk := range list {
+		items = append(items, map[string]any{"name": sk.Name, "extension": sk.Extension, "description": sk.Description})
+		fmt.Fprintf(&b, "%-24s %-14s %s\n", sk.Name, "ext:"+sk.Extension, sk.Description)
+	}
+	r.event("skills", map[string]any{"skills": items}, strings.TrimRight(b.String(), "\n"))
 }
 
 // interrupt is the line editor's Ctrl-C: it cancels the running call, if
@@ -429,7 +461,7 @@ func (r *repl) editorHelp() string {
 }
 
 // replCommands are the REPL's own commands, for completion and /help.
-var replCommands = []string{"/tools", "/prompt", "/call", "/commands", "/reload", "/enable", "/disable", "/workspace", "/status", "/help", "/quit"}
+var replCommands = []string{"/tools", "/prompt", "/call", "/commands", "/skills", "/reload", "/enable", "/disable", "/workspace", "/status", "/help", "/quit"}
 
 // withInterrupt runs f with a context that Ctrl-C cancels.
 func (r *repl) withInterrupt(ctx context.Context, interrupts chan os.Signal, f func(ctx context.Context)) {

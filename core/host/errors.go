@@ -25,6 +25,9 @@ var (
 	// ErrNoSuchExtension is matched by the error of [Session.Reload] for
 	// a name that is not an extension of the session.
 	ErrNoSuchExtension = errors.New("no such extension")
+	// ErrNoSuchSkill is matched by the error of [Session.ReadSkill] for a
+	// name that is not a skill of the session's active capabilities.
+	ErrNoSuchSkill = errors.New("no such skill")
 )
 
 // Approval errors: the grant or the handshake does not cover the call.

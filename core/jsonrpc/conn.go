@@ -488,13 +488,26 @@ func (c *Conn) serve(role bool, j *job) {
 				c.readWG.Done()
 				return
 			}
-			select {
-			case c.role <- struct{}{}: // an idle worker takes over reading
-			default:
-				c.wg.Add(1)
-				go c.serve(true, nil)
+			if c.moreBuffered() || roleHandoff == "immediate" {
+				// Another message is already here: let another goroutine
+				// read it while this one runs the request.
+				c.passRole()
+				role, j = false, &next
+			} else {
+				// Keep the role while the request runs; if it runs past
+				// roleHandoffDelay, a timer passes the role on, so reading
+				// (and with it a cancel for this request) never waits
+				// longer than that. A short request on an idle connection
+				// then wakes no other goroutine or thread at all: on an
+				// idle machine that wake-up costs more than the request.
+				h := &deferredHandoff{c: c}
+				h.timer = time.AfterFunc(roleHandoffDelay, h.pass)
+				c.run(next)
+				if h.keep() {
+					continue // still the reader
+				}
+				role = false
 			}
-			role, j = false, &next
 		}
 		if j != nil {
 			c.run(*j)
@@ -513,6 +526,56 @@ func (c *Conn) serve(role bool, j *job) {
 			return
 		}
 	}
+}
+
+// roleHandoff set to "immediate" (go build -ldflags
+// "-X yolop.dev/core/jsonrpc.roleHandoff=immediate") makes the reading
+// goroutine pass its role on before every request it runs, as it did
+// before the deferred hand-off; core/sdk's benchmark builds such a server
+// to measure the difference in one run.
+var roleHandoff string
+
+// roleHandoffDelay is how long the reading goroutine runs a request while
+// still holding the reading role before the role passes to another
+// goroutine.
+const roleHandoffDelay = 50 * time.Microsecond
+
+// passRole hands the reading role to an idle worker, or a new goroutine.
+func (c *Conn) passRole() {
+	select {
+	case c.role <- struct{}{}: // an idle worker takes over reading
+	default:
+		c.wg.Add(1)
+		go c.serve(true, nil)
+	}
+}
+
+// moreBuffered reports whether the reader holds the start of another
+// message already.
+func (c *Conn) moreBuffered() bool {
+	b, ok := c.reader.(interface{ Buffered() int })
+	return ok && b.Buffered() > 0
+}
+
+// A deferredHandoff passes the reading role on from a timer unless its
+// holder takes it back first; exactly one of pass and keep wins.
+type deferredHandoff struct {
+	c     *Conn
+	timer *time.Timer
+	state atomic.Int32 // 0 holding, 1 passed, 2 kept
+}
+
+func (h *deferredHandoff) pass() {
+	if h.state.CompareAndSwap(0, 1) {
+		h.c.passRole()
+	}
+}
+
+// keep stops the timer and reports whether the caller still holds the
+// role (the timer had not passed it on).
+func (h *deferredHandoff) keep() bool {
+	h.timer.Stop()
+	return h.state.CompareAndSwap(0, 2)
 }
 
 // readUntilJob reads and dispatches messages until one is a request to

@@ -69,6 +69,9 @@ type lineReader struct {
 	buf []byte
 }
 
+// Buffered reports how many bytes of further messages are already read.
+func (l *lineReader) Buffered() int { return l.br.Buffered() }
+
 func (l *lineReader) Read() ([]byte, error) {
 	for {
 		line, err := l.readLine()

@@ -37,11 +37,16 @@ type ExtensionsOptions struct {
 	// Deactivate, if set, takes a disabled or removed extension out of
 	// the running session (host.Session.Deactivate).
 	Deactivate func(name string) bool
+	// WorkspaceRoot is where scaffold_extension writes packages (relative
+	// directories resolve against it, and none may leave it). Empty
+	// refuses scaffolding.
+	WorkspaceRoot string
 }
 
 // Extensions is the built-in `extensions` capability: tools
 // install_extension, list_extensions, enable_extension,
-// disable_extension and remove_extension. Its methods are safe for
+// disable_extension, remove_extension and scaffold_extension (what `yolop
+// ext new` does, so the agent can author an extension for itself). Its methods are safe for
 // concurrent use.
 type Extensions struct {
 	host.Base
@@ -99,12 +104,14 @@ func (e *Extensions) Tools() []host.ToolDef {
 			Description: "Disable an extension (it stays installed)."},
 		{Name: "remove_extension", InputSchema: nameSchema, NeverDefer: true, Risk: "medium",
 			Description: "Remove an installed extension and its settings entry."},
+		{Name: "scaffold_extension", InputSchema: scaffoldSchema, NeverDefer: true, Streaming: true, Risk: "medium",
+			Description: "Write a new extension package in the workspace (what `yolop ext new` does): plugin.json declaring exactly the requested facets and a server that installs and passes doctor as written; go and rust packages are built too. Then fill in the handle_* functions the result names, install it with install_extension (the user approves), check it with `yolop ext doctor <name>` and ask the user to enable it."},
 	}
 }
 
 // CallTool implements [host.Capability]. Failures are tool errors the
 // agent reads, not protocol errors.
-func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, _ func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
+func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, update func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
 	var args struct {
 		Source string `json:"source"`
 		Name   string `json:"name"`
@@ -122,6 +129,8 @@ func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, _ func(ye
 	}
 	o := e.opts()
 	switch call.Name {
+	case "scaffold_extension":
+		return e.scaffold(ctx, call.Args, o, update, call.ID), nil
 	case "install_extension":
 		if err := need("source", args.Source); err != nil {
 			return toolErr(err), nil

@@ -49,7 +49,7 @@ func TestFromManifestPromptAndSkills(t *testing.T) {
 		"capabilityServer":{"command":"srv"},"prompt":{"text":"hi","dynamic":true,"max_bytes":100},"skills":true,
 		"commands":[{"name":"go","description":"Go."}],"mcpServers":[{"name":"m","type":"http","url":"http://127.0.0.1:*/mcp"}]}}`), 0o644)
 	os.MkdirAll(filepath.Join(dir, "skills", "one"), 0o755)
-	os.WriteFile(filepath.Join(dir, "skills", "one", "SKILL.md"), []byte("# one"), 0o644)
+	os.WriteFile(filepath.Join(dir, "skills", "one", "SKILL.md"), []byte("---\nname: one\ndescription: The first skill.\n---\n# one"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "skills", "empty"), 0o755)
 	m, err := packaging.Load(dir)
 	if err != nil {

@@ -181,7 +181,14 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 		stream = ar
 	}
 	cr := &capReader{r: stream, limit: total}
-	dirs := &dirCache{root: root, roots: map[string]*dirHandle{}}
+	var pool *writers
+	if n := numWriters(); n > 0 {
+		pool = newWriters(n)
+		// Runs after dirs.close (deferred later, so run earlier), which
+		// drains the pool before it closes any handle.
+		defer pool.close()
+	}
+	dirs := &dirCache{root: root, roots: map[string]*dirHandle{}, pool: pool}
 	defer dirs.close()
 	tr := tar.NewReader(cr)
 	fold := cases.Fold()
@@ -284,6 +291,17 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 			return fmt.Errorf("creating directory %s: %w", path.Dir(rel), err)
 		}
 		perm := fs.FileMode(hdr.Mode)&0o777 | 0o400
+		if pool != nil && hdr.Size <= maxParallelFile {
+			if err := pool.Err(); err != nil {
+				return err
+			}
+			data := pool.buffer(int(hdr.Size))
+			if _, err := io.ReadFull(tr, data); err != nil {
+				return wrapStreamErr(err)
+			}
+			pool.submit(path.Dir(rel), writeJob{dir: parentRoot, name: path.Base(rel), rel: rel, perm: perm, data: data})
+			continue
+		}
 		if hdr.Size <= int64(len(buf)) {
 			// Small file: read it whole, then create and write it in one go.
 			data := buf[:hdr.Size]
@@ -316,6 +334,9 @@ func extract(src io.Reader, compressedSize int64, root *os.Root, opts UnpackOpti
 	if _, err := io.CopyBuffer(io.Discard, cr, buf); err != nil {
 		return wrapStreamErr(err)
 	}
+	if pool != nil {
+		return pool.drain()
+	}
 	return nil
 }
 
@@ -327,6 +348,9 @@ type dirCache struct {
 	root  *os.Root
 	top   *dirHandle
 	roots map[string]*dirHandle
+	// pool, if set, may hold handles in queued jobs: it is drained before
+	// any handle is closed.
+	pool *writers
 }
 
 // A dirHandle is one directory of the tree: an [os.Root] for general use
@@ -378,6 +402,9 @@ func (h *dirHandle) close() {
 }
 
 func (d *dirCache) closeSubdirs() {
+	if d.pool != nil {
+		_ = d.pool.drain() // its error is reported by the next submit or the end
+	}
 	for k, h := range d.roots {
 		h.close()
 		delete(d.roots, k)
@@ -386,7 +413,7 @@ func (d *dirCache) closeSubdirs() {
 
 // close releases every handle.
 func (d *dirCache) close() {
-	d.closeSubdirs()
+	d.closeSubdirs() // drains the pool first
 	if d.top != nil {
 		d.top.dir.Close() // d.top.root is the tree's root, closed by the caller
 	}

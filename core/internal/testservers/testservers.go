@@ -38,9 +38,9 @@ func fileExists(p string) bool {
 
 // Build compiles the main package pkg (an import path in this module, e.g.
 // "yolop.dev/core/examples/echo") into out.
-func Build(t testing.TB, pkg, out string) string {
+func Build(t testing.TB, pkg, out string, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(GoTool(t), "build", "-o", out, pkg)
+	cmd := exec.Command(GoTool(t), append(append([]string{"build", "-o", out}, flags...), pkg)...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)

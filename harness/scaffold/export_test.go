@@ -1,0 +1,4 @@
+package scaffold
+
+// SkillName is skillName, for the external tests.
+var SkillName = skillName
