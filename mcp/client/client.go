@@ -36,6 +36,7 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/transport/stdio"
 )
 
 // Defaults of [Options].
@@ -506,7 +507,12 @@ func (c *Client) connect(ctx context.Context, cfg ServerConfig) *server {
 			Dir: cfg.Dir, PackageDir: cfg.PackageDir,
 		})
 		if err != nil {
-			s.degrade(fmt.Sprintf("cannot start %s: %v", cfg.Command, err))
+			if errors.Is(err, stdio.ErrCommandNotFound) && !strings.HasPrefix(cfg.Source, "ext:") {
+				s.degrade(fmt.Sprintf("command %q not found on PATH; install it or fix \"command\" in %s", cfg.Command, cfg.Source))
+			} else {
+				s.degrade(fmt.Sprintf("cannot start %s: %v", cfg.Command, err))
+			}
+			c.log.Warn("MCP server did not start", "server", cfg.Name, "source", cfg.Source, "reason", s.reason)
 			return s
 		}
 		s.inst = inst
@@ -544,6 +550,8 @@ func (c *Client) connect(ctx context.Context, cfg ServerConfig) *server {
 	return s
 }
 
+// failure describes a failed start; a stdio server that exited adds how
+// (its exit status and the tail of its stderr).
 func (c *Client) failure(s *server, err error) string {
 	msg := err.Error()
 	if s.inst != nil {
@@ -552,7 +560,7 @@ func (c *Client) failure(s *server, err error) string {
 			if e := s.inst.Err(); e != nil {
 				msg += "; " + e.Error()
 			}
-		default:
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	return msg

@@ -179,6 +179,7 @@ func TestBadInput(t *testing.T) {
 		if st[n].State != client.StateDegraded || st[n].Reason == "" {
 			t.Errorf("%s = %+v", n, st[n])
 		}
+		t.Logf("%s: %s", n, st[n].Reason)
 	}
 	if !strings.Contains(st["hang"].Reason, "initialize") {
 		t.Errorf("hang reason = %q", st["hang"].Reason)
