@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,11 +89,19 @@ func TestMCPServeWithGoSDKClient(t *testing.T) {
 	if err != nil || mcpText(res) != "counted to 4" {
 		t.Fatalf("count = %+v, %v", res, err)
 	}
-	mu.Lock()
-	if len(progress) == 0 {
-		t.Error("no progress notifications")
+	// Progress is delivered concurrently with the result: wait for it (the
+	// deadline only catches none ever coming).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(progress)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no progress notifications")
+		}
 	}
-	mu.Unlock()
 	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "forbidden"}})
 	if err != nil || !res.IsError || !strings.Contains(mcpText(res), "blocked") {
 		t.Fatalf("hook block = %q, %v", mcpText(res), err)
@@ -173,7 +182,7 @@ func TestSessionMCPJSON(t *testing.T) {
 		"/tools",
 		`/call mcp__everything__echo {"message":"from the session"}`,
 		`/call mcp__everything__get-sum {"a":1,"b":2}`,
-		`/call mcp__everything__trigger-long-running-operation {"duration":0.2,"steps":2}`,
+		`/call mcp__everything__trigger-long-running-operation {"duration":1,"steps":2}`,
 		"/status",
 		"/quit",
 	}, "\n")

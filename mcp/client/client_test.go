@@ -84,17 +84,22 @@ func TestGoServerOverStdio(t *testing.T) {
 
 	var mu sync.Mutex
 	var steps []float64
-	res, err = f.s.CallTool(context.Background(), "mcp__go__slow", "c3", json.RawMessage(`{"steps":3}`), func(u yep.ToolUpdateParams) {
+	gate := filepath.Join(ws, "gate")
+	gargs, _ := json.Marshal(map[string]any{"steps": 3, "gate": gate})
+	res, err = f.s.CallTool(context.Background(), "mcp__go__slow", "c3", gargs, func(u yep.ToolUpdateParams) {
 		mu.Lock()
 		defer mu.Unlock()
 		if u.Progress != nil && u.Progress.Total == 3 {
 			steps = append(steps, u.Progress.Current)
+			if len(steps) == 3 {
+				os.WriteFile(gate, nil, 0o600) // the server answers once every step arrived
+			}
 		}
 	})
 	mu.Lock()
 	// The go-sdk client delivers notifications concurrently with the
-	// response, so the last ones may land after the call returned.
-	if err != nil || res.Output != "done" || len(steps) == 0 || steps[0] < 1 {
+	// response; the gate made the server wait until all three arrived.
+	if err != nil || res.Output != "done" || len(steps) != 3 {
 		t.Fatalf("slow = %+v, %v, progress %v", res, err, steps)
 	}
 	mu.Unlock()

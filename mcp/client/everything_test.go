@@ -68,7 +68,7 @@ func everything(t *testing.T, s *host.Session, srv string) {
 	}
 	var mu sync.Mutex
 	var progress []yep.Progress
-	res, err = s.CallTool(ctx, name("trigger-long-running-operation"), "e3", json.RawMessage(`{"duration":0.3,"steps":3}`), func(u yep.ToolUpdateParams) {
+	res, err = s.CallTool(ctx, name("trigger-long-running-operation"), "e3", json.RawMessage(`{"duration":1,"steps":2}`), func(u yep.ToolUpdateParams) {
 		mu.Lock()
 		defer mu.Unlock()
 		if u.Progress != nil {
@@ -76,7 +76,7 @@ func everything(t *testing.T, s *host.Session, srv string) {
 		}
 	})
 	mu.Lock()
-	if err != nil || !strings.Contains(res.Output, "completed") || len(progress) == 0 || progress[0].Total != 3 {
+	if err != nil || !strings.Contains(res.Output, "completed") || len(progress) == 0 || progress[0].Total != 2 {
 		t.Fatalf("long-running = %+v, %v, progress %+v", res, err, progress)
 	}
 	mu.Unlock()

@@ -25,6 +25,10 @@ type slowIn struct {
 	Steps int `json:"steps"`
 	// Hold keeps the call running after the steps until it is cancelled.
 	Hold bool `json:"hold,omitempty"`
+	// Gate, if set, is a file the call waits for after the steps: the
+	// client creates it when progress reached it, so a test can tell
+	// progress arrived during the call.
+	Gate string `json:"gate,omitempty"`
 }
 
 type bigIn struct {
@@ -54,6 +58,12 @@ func New(cancelMark string) *sdk.Server {
 			if tok != nil {
 				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: "step"})
 			}
+		}
+		for in.Gate != "" && ctx.Err() == nil {
+			if _, err := os.Stat(in.Gate); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 		if in.Hold {
 			<-ctx.Done()
