@@ -358,6 +358,9 @@ type SessionOptions struct {
 	SessionID string
 	// WorkspaceRoot is the workspace. Empty means the current directory.
 	WorkspaceRoot string
+	// Contributed serve tools from outside the host (the MCP client of
+	// yolop.dev/mcp/client), synced with the session's extensions.
+	Contributed []host.ContributedTools
 	// OnConfigChange, if set, turns on live config: changes to
 	// settings.toml and connections.toml are re-resolved and pushed to the
 	// session's installed extensions, and OnConfigChange hears about each
@@ -424,6 +427,7 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 	s.Session = host.NewSession(host.SessionOptions{
 		Builtins:      builtins,
 		Grants:        grants,
+		Contributed:   o.Contributed,
 		Transport:     h.Transport(),
 		Logger:        h.log,
 		Ask:           o.Ask,

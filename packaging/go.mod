@@ -12,7 +12,7 @@ require (
 	yolop.dev/core v0.0.0
 )
 
-require github.com/Masterminds/semver/v3 v3.5.0 // indirect
+require github.com/Masterminds/semver/v3 v3.5.0
 
 require (
 	github.com/fatih/color v1.13.0 // indirect

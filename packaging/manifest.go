@@ -202,6 +202,10 @@ type MCPServer struct {
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
+	// Headers are sent with every request to an http server. In Env and
+	// Headers, ${VAR} names a variable of the extension's own resolved
+	// environment (its env and secret config fields).
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // A Prompt is the package's system-prompt contribution. In JSON it is either

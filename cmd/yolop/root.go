@@ -130,7 +130,7 @@ func (a *app) rootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.colour, "color", colourAuto, "colour status words: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return checkColour(a.colour) }
-	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd())
+	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd(), a.mcpCmd())
 	root.SetVersionTemplate("{{.Version}}")
 	for _, c := range a.extraCommands() {
 		root.AddCommand(c)

@@ -23,6 +23,7 @@ import (
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
+	mcpclient "yolop.dev/mcp/client"
 )
 
 // basePrompt is the host's own system prompt: the stable prefix that
@@ -34,6 +35,7 @@ type sessionFlags struct {
 	json      bool
 	workspace string
 	noEnabled bool
+	noMCP     bool
 }
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -54,7 +56,7 @@ directories loaded in place) and drive it line by line from stdin:
   /enable <ext>, /disable <ext>
                              activate or deactivate at the next turn
   /workspace <dir>           repoint the workspace
-  /status                    per-extension health, latency and counters
+  /status                    per-extension and per-MCP-server health, latency and counters
   /quit                      end the session
 
 Ctrl-C cancels the running call, not the session. With --json every
@@ -68,6 +70,7 @@ output is one JSON event per line.`,
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON event per line")
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
 	cmd.Flags().BoolVar(&f.noEnabled, "no-enabled", false, "do not load the extensions enabled in settings.toml")
+	cmd.Flags().BoolVar(&f.noMCP, "no-mcp", false, "connect no MCP servers (neither the workspace's .mcp.json nor extensions' contributed ones)")
 	return cmd
 }
 
@@ -83,6 +86,7 @@ type repl struct {
 	echoIn bool // print each input line (scripted demo)
 	sess   *host.Session
 	local  map[string]host.Grant // --ext packages by name
+	mcp    *mcpclient.Client     // nil with --no-mcp
 
 	running    atomic.Bool // a call is running: Ctrl-C cancels it
 	interrupts chan os.Signal
@@ -127,7 +131,17 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		extraGrants = append(extraGrants, g)
 		r.local[g.Name] = g
 	}
+	var contributed []host.ContributedTools
+	if !f.noMCP {
+		neverDefer, err := h.Settings().MCPNeverDefer(ctx)
+		if err != nil {
+			r.event("warning", map[string]any{"message": err.Error()}, "warning: "+err.Error()+"; every MCP tool is deferred")
+		}
+		r.mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
+		contributed = append(contributed, r.mcp)
+	}
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{
+		Contributed:   contributed,
 		Extra:         extraGrants,
 		NoEnabled:     f.noEnabled,
 		Ask:           r,
@@ -498,6 +512,16 @@ func (r *repl) call(ctx context.Context, rest string, interrupts chan os.Signal)
 					out += "\n"
 				}
 				r.raw(out)
+			} else if p := u.Progress; p != nil {
+				// Progress with no text (an MCP server's notifications/progress).
+				line := fmt.Sprintf("progress %g", p.Current)
+				if p.Total > 0 {
+					line = fmt.Sprintf("progress %g/%g", p.Current, p.Total)
+				}
+				if p.Message != "" {
+					line += " " + p.Message
+				}
+				r.raw(line + "\n")
 			}
 		})
 		switch {
@@ -595,6 +619,20 @@ func (r *repl) status() {
 		}
 		for _, rf := range refused {
 			text += "\n  refused: " + rf
+		}
+		r.event("status", fields, text)
+	}
+	if r.mcp == nil {
+		return
+	}
+	for _, st := range r.mcp.Status() {
+		fields := map[string]any{"mcp_server": st.Name, "source": st.Source, "transport": st.Type, "state": st.State, "reason": st.Reason, "tools": st.Tools, "stderr_tail": st.StderrTail}
+		text := fmt.Sprintf("mcp:%-8s %s %s tools=%d from %s", st.Name, r.a.paint(fmt.Sprintf("%-9s", st.State)), st.Type, st.Tools, st.Source)
+		if st.Reason != "" {
+			text += "\n  " + st.Reason
+		}
+		for _, l := range st.StderrTail {
+			text += "\n  stderr: " + l
 		}
 		r.event("status", fields, text)
 	}

@@ -77,6 +77,9 @@ type MCPServerGrant struct {
 	Command string
 	Args    []string
 	URL     string
+	// Env and Headers are the manifest's, for the MCP client to start the
+	// server with (under what the handshake adds); they are not clamped.
+	Env, Headers map[string]string
 }
 
 // A PromptGrant is the approved prompt contribution.
@@ -97,9 +100,10 @@ type CommandGrant struct {
 }
 
 // eager reports whether the extension must be running before the first
-// turn: it contributes a prompt, hooks or traces.
+// turn: it contributes a prompt, hooks, traces or MCP servers (which its
+// handshake announces).
 func (g *Grant) eager() bool {
-	return g.Prompt != nil || len(g.Hooks) > 0 || g.Trace
+	return g.Prompt != nil || len(g.Hooks) > 0 || g.Trace || len(g.MCPServers) > 0
 }
 
 func (p *PromptGrant) maxBytes() int {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,6 +30,9 @@ type SessionOptions struct {
 	Builtins []Capability
 	// Grants are the enabled extensions, in harness order.
 	Grants []Grant
+	// Contributed serve tools from outside the host (MCP servers), after
+	// the extensions' in harness order; see [ContributedTools].
+	Contributed []ContributedTools
 	// Transport starts extension servers. Required when Grants is not
 	// empty.
 	Transport core.Transport
@@ -182,6 +186,7 @@ func (s *Session) Start(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	s.sync(ctx)
 	s.mu.Lock()
 	s.rebuild()
 	s.mu.Unlock()
@@ -230,6 +235,18 @@ func (s *Session) rebuild() {
 			s.addTool(&toolEntry{name: name, cap: e, def: t, deferred: deferred})
 		}
 	}
+	for _, c := range s.opts.Contributed {
+		for _, t := range c.Tools() {
+			name := t.Name
+			if builtin[name] || s.tools[name] != nil || name == toolSearchName {
+				q := c.Name() + "__" + t.Name
+				s.warnings = append(s.warnings, fmt.Sprintf("tool %q of %s collides with an existing tool; registered as %q", t.Name, c.Name(), q))
+				name = q
+			}
+			anyDeferred = anyDeferred || !t.NeverDefer
+			s.addTool(&toolEntry{name: name, cap: c, def: t, deferred: !t.NeverDefer})
+		}
+	}
 	if anyDeferred && s.tools[toolSearchName] == nil {
 		s.addTool(&toolEntry{name: toolSearchName, cap: toolSearch{s}, def: toolSearchDef})
 	}
@@ -260,6 +277,9 @@ func (s *Session) Warnings() []string {
 	s.mu.Unlock()
 	for _, e := range exts {
 		out = append(out, e.Warnings()...)
+	}
+	for _, c := range s.opts.Contributed {
+		out = append(out, c.Warnings()...)
 	}
 	return out
 }
@@ -521,8 +541,9 @@ func (s *Session) BeginTurn(ctx context.Context) int {
 	for _, e := range stop {
 		e.Close()
 	}
+	changed := s.sync(ctx)
 	s.mu.Lock()
-	if len(pending) > 0 {
+	if len(pending) > 0 || changed {
 		s.rebuild()
 	}
 	s.turn++
@@ -776,12 +797,44 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	s.Trace(yep.TraceEventParams{Type: yep.TraceSessionCompleted})
 	var wg sync.WaitGroup
+	for _, c := range s.opts.Contributed {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Close() }()
+	}
 	for _, e := range exts {
 		wg.Add(1)
 		go func() { defer wg.Done(); e.Close() }()
 	}
 	wg.Wait()
 }
+
+// sync tells every contributed-tools capability the session's extensions
+// and reports whether any one's tools changed.
+func (s *Session) sync(ctx context.Context) bool {
+	if len(s.opts.Contributed) == 0 {
+		return false
+	}
+	s.mu.Lock()
+	exts := s.extensions()
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	var changed atomic.Bool
+	for _, c := range s.opts.Contributed {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c.Sync(ctx, exts) {
+				changed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	return changed.Load()
+}
+
+// Contributed returns the session's contributed-tools capabilities (the
+// MCP client), for a front-end to show their state.
+func (s *Session) Contributed() []ContributedTools { return slices.Clone(s.opts.Contributed) }
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

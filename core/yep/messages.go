@@ -75,6 +75,11 @@ type MCPServerDecl struct {
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
+	// Headers are sent with every request to an "http" server. In Env and
+	// Headers, ${VAR} names a variable of the extension's own resolved
+	// environment (its env and secret config fields), which the host
+	// substitutes, so a credential never passes through the handshake.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // CommandDecl is one slash command the extension provides.

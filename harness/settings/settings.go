@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -543,4 +544,39 @@ func (f *File) update(ctx context.Context, fn func(*doc) error) error {
 		return fmt.Errorf("encoding %s: %w", f.path, err)
 	}
 	return atomicfile.Write(f.path, out, atomicfile.KeepMode)
+}
+
+// MCPNeverDeferKey lists the MCP tools whose schemas are always loaded:
+//
+//	[mcp]
+//	never_defer = ["mcp__github__*"]   # path.Match globs on session tool names
+const MCPNeverDeferKey = "mcp" + delim + "never_defer"
+
+// MCPNeverDefer returns [mcp] never_defer: globs of MCP tool names the
+// session loads instead of deferring them behind tool_search. Unset means
+// none (every MCP tool is deferred).
+func (f *File) MCPNeverDefer(ctx context.Context) ([]string, error) {
+	var out []string
+	err := f.read(ctx, func(d *doc) error {
+		if !d.k.Exists(MCPNeverDeferKey) {
+			return nil
+		}
+		bad := fmt.Errorf("%w %s: mcp.never_defer must be a list of tool-name globs such as [\"mcp__github__*\"]", ErrMalformed, f.path)
+		list, ok := d.k.Get(MCPNeverDeferKey).([]any)
+		if !ok {
+			return bad
+		}
+		for _, v := range list {
+			s, ok := v.(string)
+			if !ok {
+				return bad
+			}
+			if _, err := path.Match(s, ""); err != nil {
+				return fmt.Errorf("%w %s: mcp.never_defer glob %q: %v", ErrMalformed, f.path, s, err)
+			}
+			out = append(out, s)
+		}
+		return nil
+	})
+	return out, err
 }

@@ -376,3 +376,20 @@ func TestToolTimeout(t *testing.T) {
 		}
 	}
 }
+
+func TestMCPNeverDefer(t *testing.T) {
+	dir := t.TempDir()
+	f := New(dir)
+	ctx := context.Background()
+	if got, err := f.MCPNeverDefer(ctx); err != nil || got != nil {
+		t.Fatalf("unset = %v, %v", got, err)
+	}
+	os.WriteFile(f.Path(), []byte("[mcp]\nnever_defer = [\"mcp__github__*\", \"mcp__x__y\"]\n"), 0o600)
+	if got, err := f.MCPNeverDefer(ctx); err != nil || len(got) != 2 || got[0] != "mcp__github__*" {
+		t.Fatalf("set = %v, %v", got, err)
+	}
+	os.WriteFile(f.Path(), []byte("[mcp]\nnever_defer = \"mcp__*\"\n"), 0o600)
+	if _, err := f.MCPNeverDefer(ctx); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a string = %v", err)
+	}
+}

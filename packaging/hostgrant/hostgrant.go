@@ -89,7 +89,8 @@ func FromManifest(m *packaging.Manifest) (host.Grant, error) {
 		g.Hooks = append(g.Hooks, host.HookGrant{Event: h.Event, Matcher: h.Matcher, TimeoutMS: h.TimeoutMS, OnError: h.OnError})
 	}
 	for _, s := range f.MCPServers {
-		g.MCPServers = append(g.MCPServers, host.MCPServerGrant{Name: s.Name, Type: s.Type, Command: s.Command, Args: slices.Clone(s.Args), URL: s.URL})
+		g.MCPServers = append(g.MCPServers, host.MCPServerGrant{Name: s.Name, Type: s.Type, Command: s.Command, Args: slices.Clone(s.Args), URL: s.URL,
+			Env: cloneMap(s.Env), Headers: cloneMap(s.Headers)})
 	}
 	if p := f.Prompt; p != nil {
 		g.Prompt = &host.PromptGrant{Text: p.Text, Dynamic: p.Dynamic, MaxBytes: p.MaxBytes}

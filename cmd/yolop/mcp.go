@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"yolop.dev/core/host"
+	"yolop.dev/harness"
+	"yolop.dev/mcp/gateway"
+)
+
+type mcpServeFlags struct {
+	http        string
+	token       string
+	allowRemote bool
+	exts        []string
+}
+
+func (a *app) mcpCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "MCP both ways: serve the enabled extensions to MCP clients",
+	}
+	var f mcpServeFlags
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the enabled extensions' tools to any MCP client (stdio, or streamable HTTP with --http)",
+		Long: `Serve the tools of every enabled extension (plus --ext packages loaded in
+place) as an MCP server, so Claude Code, goose or an IDE can call them:
+
+  claude mcp add yolop -- yolop mcp serve
+
+Over stdio by default. With --http ADDR it serves streamable HTTP at
+http://ADDR/mcp; ADDR must be on loopback unless --allow-remote is given,
+and then a bearer token is required (--token, or $YOLOP_MCP_TOKEN; one is
+generated and printed to stderr when neither is set).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.mcpServe(cmd.Context(), f) },
+	}
+	serve.Flags().StringVar(&f.http, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
+	serve.Flags().StringVar(&f.token, "token", "", "require this bearer `TOKEN` over HTTP (default $YOLOP_MCP_TOKEN)")
+	serve.Flags().BoolVar(&f.allowRemote, "allow-remote", false, "allow --http on a non-loopback address (a bearer token is then required)")
+	serve.Flags().StringArrayVar(&f.exts, "ext", nil, "also serve the package in `DIR`, loaded in place (repeatable)")
+	cmd.AddCommand(serve)
+	return cmd
+}
+
+func (a *app) mcpServe(ctx context.Context, f mcpServeFlags) error {
+	if f.token == "" {
+		f.token = os.Getenv("YOLOP_MCP_TOKEN")
+	}
+	if f.http != "" {
+		host, _, err := net.SplitHostPort(f.http)
+		if err != nil {
+			return fmt.Errorf("--http %q: want HOST:PORT: %w", f.http, err)
+		}
+		ip := net.ParseIP(host)
+		loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+		if !loopback && !f.allowRemote {
+			return fmt.Errorf("--http %s is not a loopback address; pass --allow-remote (a bearer token is then required) or bind 127.0.0.1", f.http)
+		}
+		if !loopback && f.token == "" {
+			b := make([]byte, 24)
+			_, _ = rand.Read(b)
+			f.token = hex.EncodeToString(b)
+			fmt.Fprintf(a.stderr, "yolop mcp serve: bearer token for this server: %s\n", f.token)
+		}
+	}
+	h, err := a.harness()
+	if err != nil {
+		return err
+	}
+	gw := gateway.New(gateway.Options{Version: version, Logger: a.log})
+	defer gw.Close()
+	var extra []host.Grant
+	for _, dir := range f.exts {
+		_, g, warns, err := harness.InPlace(dir)
+		if err != nil {
+			return fmt.Errorf("--ext %s: %w", dir, err)
+		}
+		for _, w := range warns {
+			fmt.Fprintln(a.stderr, "warning:", w)
+		}
+		extra = append(extra, g)
+	}
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{Extra: extra, NoBuiltins: true, Ask: gw})
+	defer s.Close()
+	if err := s.Start(ctx); err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	warnings = append(warnings, s.Warnings()...)
+	warnings = append(warnings, gw.Attach(s.Session)...)
+	for _, w := range warnings {
+		fmt.Fprintln(a.stderr, "warning:", w)
+	}
+	if f.http == "" {
+		if err := gw.ServeStdio(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("yolop mcp serve: %w", err)
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", f.http)
+	if err != nil {
+		return fmt.Errorf("yolop mcp serve: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", gw.HTTPHandler(f.token))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(a.stderr, "yolop mcp serve: listening on http://%s/mcp\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("yolop mcp serve: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,386 @@
+// Package gateway serves a session's YEP extension tools to any MCP client
+// (Claude Code, goose, an IDE) with the official go-sdk server, over stdio
+// or streamable HTTP: `yolop mcp serve`.
+//
+// tools/list is the session's extension tools — the clamped grants, with
+// their manifest schemas and descriptions; tools/call runs
+// [host.Session.CallTool], so hooks fire (a pre_tool_use block is an MCP
+// tool error), tool/update is relayed as MCP progress notifications, and
+// MCP cancellation cancels the call's context, which sends YEP cancel. A
+// ui/ask from an extension becomes MCP form elicitation when the client
+// supports it, else it is answered cancelled. Prompt contributions are not
+// served: a YEP prompt is system-prompt context the host adds every turn,
+// while an MCP prompt is a template the user picks, so they do not map.
+package gateway
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"yolop.dev/core/host"
+	"yolop.dev/core/yep"
+)
+
+// Options configure a [Gateway].
+type Options struct {
+	// Name and Version identify the server to clients. Empty means
+	// "yolop" and "dev".
+	Name, Version string
+	// Logger is the host logger. Nil means no logging.
+	Logger hclog.Logger
+}
+
+// A Gateway serves one session's extension tools as an MCP server. It is
+// also the session's [host.AskSink]: pass it as the session's Ask before
+// [Gateway.Attach].
+type Gateway struct {
+	o   Options
+	log hclog.Logger
+	srv *sdk.Server
+
+	mu     sync.Mutex
+	sess   *host.Session
+	active []*pendingCall
+	parked map[string]*parked
+	calls  atomic.Int64
+}
+
+// New returns a gateway with no tools until Attach.
+func New(o Options) *Gateway {
+	if o.Name == "" {
+		o.Name = "yolop"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	log := o.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	g := &Gateway{o: o, log: log.Named("mcp-gateway"), parked: map[string]*parked{}}
+	g.srv = sdk.NewServer(&sdk.Implementation{Name: o.Name, Version: o.Version}, &sdk.ServerOptions{
+		Instructions: "Tools of the yolop extensions enabled on this machine.",
+	})
+	return g
+}
+
+// Server is the go-sdk server, for a caller with its own transport.
+func (g *Gateway) Server() *sdk.Server { return g.srv }
+
+// Attach serves s's extension tools: every tool an extension
+// ("ext:<name>") serves, deferred or not, by its session name. Built-ins,
+// tool_search and MCP tools are not served. It returns a warning for each
+// tool that cannot be served (a schema that is not an object).
+func (g *Gateway) Attach(s *host.Session) []string {
+	g.mu.Lock()
+	g.sess = s
+	g.mu.Unlock()
+	var warns []string
+	for _, t := range s.Tools() {
+		if !strings.HasPrefix(t.Capability, "ext:") {
+			continue
+		}
+		schema, err := inputSchema(t.Def.InputSchema)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("tool %s of %s is not served: %v", t.Name, t.Capability, err))
+			continue
+		}
+		name, ext := t.Name, strings.TrimPrefix(t.Capability, "ext:")
+		g.srv.AddTool(&sdk.Tool{Name: name, Description: t.Def.Description, InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return g.call(ctx, s, name, ext, req)
+		})
+	}
+	return warns
+}
+
+// inputSchema is a tool's schema as MCP wants it: an object schema.
+func inputSchema(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("input_schema is not a JSON object: %w", err)
+	}
+	switch m["type"] {
+	case "object":
+		return raw, nil
+	case nil:
+		m["type"] = "object"
+		return json.Marshal(m)
+	}
+	return nil, fmt.Errorf("input_schema has type %v; MCP tools take an object", m["type"])
+}
+
+// ParkTimeout is how long a call waits for the client to answer an
+// elicitation before the question is answered cancelled.
+var ParkTimeout = 10 * time.Minute
+
+// A pendingCall is one tools/call running on the session. It outlives the
+// MCP request that started it when it is parked on an elicitation.
+type pendingCall struct {
+	ext    string
+	done   chan callDone
+	asks   chan askReq
+	cancel context.CancelFunc
+	ended  chan struct{}
+}
+
+type callDone struct {
+	res yep.ToolResult
+	err error
+}
+
+type askReq struct {
+	p      yep.UIAskParams
+	answer chan yep.UIAskResult
+}
+
+// parked is a call waiting for the client's answer to an input request.
+type parked struct {
+	call  *pendingCall
+	ask   askReq
+	timer *time.Timer
+}
+
+func (g *Gateway) call(ctx context.Context, s *host.Session, name, ext string, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	if st := req.Params.RequestState; st != "" {
+		// The client's retry with the answer to an elicitation.
+		g.mu.Lock()
+		pk := g.parked[st]
+		delete(g.parked, st)
+		g.mu.Unlock()
+		if pk == nil {
+			return nil, fmt.Errorf("unknown or expired requestState %q", st)
+		}
+		pk.timer.Stop()
+		pk.ask.answer <- answerOf(req.Params.InputResponses["ask"])
+		return g.wait(ctx, req, pk.call)
+	}
+	id := fmt.Sprintf("mcp-%d", g.calls.Add(1))
+	var onUpdate func(yep.ToolUpdateParams)
+	if tok := req.Params.GetProgressToken(); tok != nil {
+		ss := req.Session
+		n := 0.0
+		onUpdate = func(u yep.ToolUpdateParams) {
+			p := &sdk.ProgressNotificationParams{ProgressToken: tok, Message: u.Output}
+			if u.Progress != nil {
+				p.Progress, p.Total = u.Progress.Current, u.Progress.Total
+				if u.Progress.Message != "" {
+					p.Message = u.Progress.Message
+				}
+			} else {
+				n++ // progress must increase: count the updates
+				p.Progress = n
+			}
+			if err := ss.NotifyProgress(context.Background(), p); err != nil {
+				g.log.Debug("progress not delivered", "tool", name, "error", err)
+			}
+		}
+	}
+	// The call may outlive this request (parked on an elicitation), so it
+	// runs on its own context, cancelled when the request is.
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	pc := &pendingCall{ext: ext, done: make(chan callDone, 1), asks: make(chan askReq), cancel: cancel, ended: make(chan struct{})}
+	g.mu.Lock()
+	g.active = append(g.active, pc)
+	g.mu.Unlock()
+	go func() {
+		res, err := s.CallTool(callCtx, name, id, req.Params.Arguments, onUpdate)
+		pc.done <- callDone{res, err}
+	}()
+	return g.wait(ctx, req, pc)
+}
+
+// wait waits for a call to end, or to ask a question: the question is
+// put to the client as an input request (elicitation) and the call parked
+// until the client retries with the answer.
+func (g *Gateway) wait(ctx context.Context, req *sdk.CallToolRequest, pc *pendingCall) (*sdk.CallToolResult, error) {
+	for {
+		select {
+		case d := <-pc.done:
+			g.finish(pc)
+			return result(d)
+		case a := <-pc.asks:
+			if a.p.Secret || !elicits(req.Session) {
+				a.answer <- yep.UIAskResult{Cancelled: true}
+				continue
+			}
+			state := fmt.Sprintf("ask-%d", g.calls.Add(1))
+			pk := &parked{call: pc, ask: a}
+			pk.timer = time.AfterFunc(ParkTimeout, func() {
+				g.mu.Lock()
+				_, still := g.parked[state]
+				delete(g.parked, state)
+				g.mu.Unlock()
+				if still {
+					a.answer <- yep.UIAskResult{Cancelled: true}
+					pc.cancel()
+					<-pc.done
+					g.finish(pc)
+				}
+			})
+			g.mu.Lock()
+			g.parked[state] = pk
+			g.mu.Unlock()
+			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"ask": elicitation(pc.ext, a.p)}, RequestState: state}, nil
+		case <-ctx.Done():
+			pc.cancel()
+			<-pc.done
+			g.finish(pc)
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (g *Gateway) finish(pc *pendingCall) {
+	pc.cancel()
+	g.mu.Lock()
+	if i := slices.Index(g.active, pc); i >= 0 {
+		g.active = slices.Delete(g.active, i, i+1)
+		close(pc.ended)
+	}
+	g.mu.Unlock()
+}
+
+func result(d callDone) (*sdk.CallToolResult, error) {
+	if d.err != nil {
+		if errors.Is(d.err, host.ErrNoSuchTool) {
+			return nil, d.err
+		}
+		// Tool-level: the client's model sees it and can adapt (a hook's
+		// block, a timeout, invalid arguments, a crashed server).
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: d.err.Error()}}}, nil
+	}
+	out := &sdk.CallToolResult{IsError: d.res.IsError, Content: []sdk.Content{&sdk.TextContent{Text: d.res.Output}}}
+	if len(d.res.Data) > 0 && json.Valid(d.res.Data) {
+		out.StructuredContent = d.res.Data
+	}
+	return out, nil
+}
+
+func elicits(ss *sdk.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
+
+// elicitation is a ui/ask as a one-field form (a selector when it has
+// options).
+func elicitation(ext string, p yep.UIAskParams) *sdk.ElicitParams {
+	field := map[string]any{"type": "string", "title": p.Prompt}
+	if p.Placeholder != "" {
+		field["description"] = p.Placeholder
+	}
+	if len(p.Options) > 0 {
+		field["enum"] = p.Options
+	}
+	return &sdk.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("%s asks: %s", ext, p.Prompt),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"answer": field}, "required": []string{"answer"}},
+	}
+}
+
+func answerOf(r sdk.InputResponse) yep.UIAskResult {
+	er, ok := r.(*sdk.ElicitResult)
+	if !ok || er.Action != "accept" {
+		return yep.UIAskResult{Cancelled: true}
+	}
+	answer, _ := er.Content["answer"].(string)
+	return yep.UIAskResult{Answer: answer}
+}
+
+// Ask implements [host.AskSink]: the question goes to the MCP client of
+// the extension's oldest running call as form elicitation, when the client
+// supports it. A secret question, one asked outside a call, or one to a
+// client without elicitation is answered cancelled: MCP forms must not
+// carry secrets.
+func (g *Gateway) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAskResult, error) {
+	g.mu.Lock()
+	var pc *pendingCall
+	for _, c := range g.active {
+		if c.ext == ext {
+			pc = c
+			break
+		}
+	}
+	g.mu.Unlock()
+	if pc == nil {
+		return yep.UIAskResult{Cancelled: true}, nil
+	}
+	a := askReq{p: p, answer: make(chan yep.UIAskResult, 1)}
+	select {
+	case pc.asks <- a:
+	case <-pc.ended:
+		return yep.UIAskResult{Cancelled: true}, nil
+	case <-ctx.Done():
+		return yep.UIAskResult{Cancelled: true}, nil
+	}
+	select {
+	case r := <-a.answer:
+		return r, nil
+	case <-ctx.Done():
+		return yep.UIAskResult{Cancelled: true}, nil
+	}
+}
+
+var _ host.AskSink = (*Gateway)(nil)
+
+// Close ends every running call: parked questions are answered cancelled
+// and the calls' contexts cancelled. Call it when the transport is done.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	waiting := g.parked
+	g.parked = map[string]*parked{}
+	active := slices.Clone(g.active)
+	g.mu.Unlock()
+	for _, pk := range waiting {
+		if pk.timer.Stop() {
+			pk.ask.answer <- yep.UIAskResult{Cancelled: true}
+		}
+	}
+	for _, pc := range active {
+		pc.cancel()
+	}
+}
+
+// ServeStdio serves one client on the process's stdin and stdout until
+// the client disconnects or ctx ends.
+func (g *Gateway) ServeStdio(ctx context.Context) error {
+	return g.srv.Run(ctx, &sdk.StdioTransport{})
+}
+
+// Serve serves one client over t until it disconnects or ctx ends.
+func (g *Gateway) Serve(ctx context.Context, t sdk.Transport) error {
+	return g.srv.Run(ctx, t)
+}
+
+// HTTPHandler serves streamable HTTP. A non-empty token is required of
+// every request as "Authorization: Bearer <token>".
+func (g *Gateway) HTTPHandler(token string) http.Handler {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return g.srv }, nil)
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="yolop"`)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
