@@ -71,7 +71,9 @@ func percentile(d []time.Duration, p int) time.Duration {
 
 // BenchmarkHookWarmVsBash compares a pre_tool_use decision made by the warm
 // echo server over hook/fire with the same decision made by spawning bash
-// per event, as user_hooks does. It reports both p50s and their ratio.
+// per event, as user_hooks does: back to back (warm) and with the server
+// idle for 10 ms before each event (idle). It reports the p50s and the
+// ratios bash/warm and bash/idle.
 func BenchmarkHookWarmVsBash(b *testing.B) {
 	s := NewSession(SessionOptions{Grants: []Grant{echoGrant(b, "echo")}, Transport: execTransport{}})
 	defer s.Close()
@@ -86,6 +88,7 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 	// Measure each mechanism in its own block: a warm server is one the
 	// agent is using, not one idling while bash processes start.
 	warm := make([]time.Duration, 0, b.N)
+	idle := make([]time.Duration, 0, b.N)
 	bash := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -94,6 +97,19 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 		warm = append(warm, time.Since(t0))
 		if err != nil || res.Decision != "allow" {
 			b.Fatalf("warm hook = %+v, %v", res, err)
+		}
+	}
+	// Idle: the server (and this process) sat for 10 ms before each
+	// event, as between an agent's tool calls.
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		time.Sleep(10 * time.Millisecond)
+		b.StartTimer()
+		t0 := time.Now()
+		res, err := e.FireHook(context.Background(), sub, params)
+		idle = append(idle, time.Since(t0))
+		if err != nil || res.Decision != "allow" {
+			b.Fatalf("idle hook = %+v, %v", res, err)
 		}
 	}
 	for i := 0; i < b.N; i++ {
@@ -107,10 +123,12 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	w, sh := percentile(warm, 50), percentile(bash, 50)
+	w, id, sh := percentile(warm, 50), percentile(idle, 50), percentile(bash, 50)
 	b.ReportMetric(float64(w.Microseconds()), "warm-p50-µs")
+	b.ReportMetric(float64(id.Microseconds()), "idle-p50-µs")
 	b.ReportMetric(float64(sh.Microseconds()), "bash-p50-µs")
 	b.ReportMetric(float64(sh)/float64(w), "bash/warm")
+	b.ReportMetric(float64(sh)/float64(id), "bash/idle")
 }
 
 // BenchmarkSessionStartEager compares starting a session with ten eager
