@@ -538,7 +538,7 @@ var roleHandoff string
 // roleHandoffDelay is how long the reading goroutine runs a request while
 // still holding the reading role before the role passes to another
 // goroutine.
-const roleHandoffDelay = 50 * time.Microsecond
+const roleHandoffDelay = 500 * time.Microsecond
 
 // passRole hands the reading role to an idle worker, or a new goroutine.
 func (c *Conn) passRole() {

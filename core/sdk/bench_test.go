@@ -74,6 +74,30 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 	b.Run("p50-hot", func(b *testing.B) { latency(b, 50, loopSide, stackSide) })
 	b.Run("p50-idle", func(b *testing.B) { latency(b, 1, loopSide, stackSide) })
 
+	// p50-gap10ms: each call after 10 ms of silence (the machine's
+	// threads and CPUs have gone to sleep, as between an agent's tool
+	// calls), loop and stack alternating.
+	b.Run("p50-gap10ms", func(b *testing.B) {
+		var ls, ss []time.Duration
+		for range b.N {
+			for _, sd := range []struct {
+				call func()
+				into *[]time.Duration
+			}{{loopSide.call, &ls}, {stackSide.call, &ss}} {
+				b.StopTimer()
+				time.Sleep(10 * time.Millisecond)
+				b.StartTimer()
+				t0 := time.Now()
+				sd.call()
+				*sd.into = append(*sd.into, time.Since(t0))
+			}
+		}
+		lp, sp := pct(ls, 50), pct(ss, 50)
+		b.ReportMetric(float64(lp.Nanoseconds())/1e3, "loop-p50-µs")
+		b.ReportMetric(float64(sp.Nanoseconds())/1e3, "stack-p50-µs")
+		b.ReportMetric(float64(sp)/float64(lp), "stack/loop-p50")
+	})
+
 	// p50-hot-sdkserver splits the overhead: the loop's minimal client
 	// against the SDK echo server, so stack − sdkserver is the jsonrpc
 	// client's share and sdkserver − loop the SDK server's.
@@ -355,4 +379,11 @@ func (c *loopClient) demux() {
 			ch <- nil
 		}
 	}
+}
+
+// pct returns the p-th percentile of d.
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
 }
