@@ -57,19 +57,25 @@ func TestWorkersAreReusedAndBounded(t *testing.T) {
 		}),
 	})
 	ctx := context.Background()
+	if err := c.Call(ctx, "m", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := runtime.NumGoroutine()
 	for range 50 {
 		if err := c.Call(ctx, "m", nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The worker that answered goes idle just after its reply is written.
+	// Sequential calls reuse the goroutines there are: the reader runs a
+	// short request itself, or a worker answers and goes idle; none is
+	// started per call.
 	for deadline := time.Now().Add(testdeadline.Left(t)); ; time.Sleep(time.Millisecond) {
-		n := s.idle.Load()
-		if n >= 1 && n <= 4 {
+		n, now := s.idle.Load(), runtime.NumGoroutine()
+		if n <= 4 && now <= first+4 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d idle workers after sequential calls, want 1 to 4", n)
+			t.Fatalf("after 50 sequential calls: %d idle workers (want at most 4), goroutines %d → %d", n, first, now)
 		}
 	}
 	before := runtime.NumGoroutine()
@@ -93,5 +99,65 @@ func TestWorkersAreReusedAndBounded(t *testing.T) {
 			t.Fatalf("after a burst of 32 calls: %d idle workers (want at most 4) and goroutines grew from %d to %d", n, before, after)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLongRequestsPassTheReadingRole: the reading goroutine runs a request
+// itself, so a request that waits for something only a later message
+// brings (a second request, or the answer to its own call back to the
+// peer) must get the reading role passed on, or it would wait forever.
+func TestLongRequestsPassTheReadingRole(t *testing.T) {
+	second := make(chan struct{})
+	var c *Conn
+	c, _ = pair(t, Options{
+		Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			return "pong", nil // the client answers the server's call back
+		}),
+	}, Options{
+		Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			switch req.Method {
+			case "first":
+				// Waits for a request that arrives only after this one.
+				select {
+				case <-second:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return "first done", nil
+			case "second":
+				close(second)
+				return "second done", nil
+			case "callback":
+				var got string
+				if err := req.Conn.Call(ctx, "ping", nil, &got); err != nil {
+					return nil, err
+				}
+				return got, nil
+			}
+			return nil, nil
+		}),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testdeadline.Left(t))
+	defer cancel()
+	firstDone := make(chan error, 1)
+	go func() {
+		var got string
+		err := c.Call(ctx, "first", nil, &got)
+		if err == nil && got != "first done" {
+			err = fmt.Errorf("first = %q", got)
+		}
+		firstDone <- err
+	}()
+	// "first" is running (or about to) on the server's reader; "second"
+	// can only be read once the role has passed on.
+	var got string
+	if err := c.Call(ctx, "second", nil, &got); err != nil || got != "second done" {
+		t.Fatalf("second = %q, %v", got, err)
+	}
+	if err := <-firstDone; err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := c.Call(ctx, "callback", nil, &got); err != nil || got != "pong" {
+		t.Fatalf("a request calling back to the peer = %q, %v; its answer must be read while it runs", got, err)
 	}
 }
