@@ -66,37 +66,10 @@ func BenchmarkSpawnReady(b *testing.B) {
 			d := time.Since(t0)
 			return d, func() { cmd.Process.Kill(); cmd.Wait() }
 		}},
-		{"transport", func(b *testing.B) (time.Duration, func()) {
-			t0 := time.Now()
-			inst, err := tr.Start(context.Background(), spec)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := inst.Stdin().Write([]byte(initializeLine)); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := bufio.NewReader(inst.Stdout()).ReadBytes('\n'); err != nil {
-				b.Fatal(err)
-			}
-			d := time.Since(t0)
-			return d, func() { inst.Kill() }
-		}},
+		{"transport", func(b *testing.B) (time.Duration, func()) { return byHand(b, tr, spec) }},
 		{"transport-nopidns", func(b *testing.B) (time.Duration, func()) {
-			restore := stdio.SetPIDNamespaceModeForTest("off")
-			defer restore()
-			t0 := time.Now()
-			inst, err := tr.Start(context.Background(), spec)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := inst.Stdin().Write([]byte(initializeLine)); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := bufio.NewReader(inst.Stdout()).ReadBytes('\n'); err != nil {
-				b.Fatal(err)
-			}
-			d := time.Since(t0)
-			return d, func() { inst.Kill() }
+			defer stdio.SetPIDNamespaceModeForTest("off")()
+			return byHand(b, tr, spec)
 		}},
 		{"session", func(b *testing.B) (time.Duration, func()) {
 			t0 := time.Now()
@@ -145,4 +118,21 @@ func BenchmarkSpawnReady(b *testing.B) {
 			b.ReportMetric(float64(m)/float64(floor), p.name+"/floor")
 		}
 	}
+}
+
+// byHand starts spec with tr and sends the initialize line by hand,
+// returning the time to its answer and how to stop the instance.
+func byHand(b *testing.B, tr *stdio.Transport, spec core.ServerSpec) (time.Duration, func()) {
+	t0 := time.Now()
+	inst, err := tr.Start(context.Background(), spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := inst.Stdin().Write([]byte(initializeLine)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := bufio.NewReader(inst.Stdout()).ReadBytes('\n'); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0), func() { inst.Kill() }
 }
