@@ -125,6 +125,9 @@ func TestMCPServeWithInspectorCLI(t *testing.T) {
 		t.Skip("the inspector is not installed; run npm ci --prefix mcp/testdata/node")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is not on PATH; .ci/run installs nodejs")
+		}
 		t.Skip("node is not on PATH")
 	}
 	yolop := yolopScript(t)

@@ -107,7 +107,7 @@ func TestRunEverySide(t *testing.T) {
 // transport/wasm's own tests cover the transport under -race.
 func TestWASMSide(t *testing.T) {
 	if raceEnabled {
-		t.Skip("wazero's compile under the race detector takes minutes; run without -race")
+		t.Skip("wazero's compile under the race detector takes minutes; scripts/test runs this test again without -race")
 	}
 	rep, err := lab.Run(context.Background(), lab.Options{
 		Exe: exe(t), Transports: []string{lab.WASM},

@@ -77,6 +77,9 @@ func npmFile(t *testing.T, p string) string {
 		t.Skipf("%s is not installed; run npm ci --prefix mcp/testdata/node", p)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is not on PATH; .ci/run installs nodejs")
+		}
 		t.Skip("node is not on PATH")
 	}
 	return p
