@@ -24,9 +24,12 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	yolop.dev/internal v0.0.0 // indirect
 )
 
 replace (
 	yolop.dev/core => ../../core
 	yolop.dev/transport/stdio => ../stdio
 )
+
+replace yolop.dev/internal => ../../internal

@@ -14,6 +14,9 @@ require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
+	yolop.dev/internal v0.0.0
 )
 
 replace yolop.dev/core => ../../core
+
+replace yolop.dev/internal => ../../internal

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"yolop.dev/core"
+	"yolop.dev/internal/stderrpump"
 )
 
 // An Instance is one running server process; it implements
@@ -66,7 +67,7 @@ func (h *Instance) Err() error {
 
 // StderrTail implements [core.Instance]: the last stderr lines, oldest
 // first, each capped and redacted as logged.
-func (h *Instance) StderrTail() []string { return h.p.tail.snapshot() }
+func (h *Instance) StderrTail() []string { return h.p.tail.Snapshot() }
 
 // PID implements [core.Instance]: the server's pid as the host sees it,
 // also when the server runs in a PID namespace of its own (where it is 1).
@@ -113,8 +114,8 @@ type proc struct {
 	stdin, stdout, stderr       *os.File
 	childIn, childOut, childErr *os.File
 
-	tail     *tail
-	pump     *stderrPump
+	tail     *stderrpump.Tail
+	pump     *stderrpump.Pump
 	pumpDone chan struct{}
 
 	mu     sync.Mutex // guards reaped against signalling a reused pid
@@ -154,7 +155,7 @@ func (p *proc) start() error {
 		defer p.wg.Done()
 		defer close(p.pumpDone)
 		defer p.stderr.Close()
-		p.pump.run()
+		p.pump.Run()
 	}()
 	return nil
 }
@@ -241,7 +242,7 @@ func (p *proc) exitError() error {
 	if code == 0 && sig == "" {
 		return nil
 	}
-	return &core.ExitError{Name: p.name, Code: code, Signal: sig, Stderr: p.tail.snapshot()}
+	return &core.ExitError{Name: p.name, Code: code, Signal: sig, Stderr: p.tail.Snapshot()}
 }
 
 // signal sends sig to the process group, and to the leader itself in case

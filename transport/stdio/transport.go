@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"yolop.dev/core"
+	"yolop.dev/internal/stderrpump"
 )
 
 // Options configure a [Transport]. Every field's zero value is a sensible
@@ -205,7 +206,7 @@ func newProc(name string, opts Options, secrets []string) (*proc, error) {
 		files[i], files[i+1] = r, w
 	}
 	log := opts.Logger.Named(name)
-	tl := newTail(opts.StderrLines)
+	tl := stderrpump.NewTail(opts.StderrLines)
 	return &proc{
 		name:        name,
 		log:         log,
@@ -215,14 +216,14 @@ func newProc(name string, opts Options, secrets []string) (*proc, error) {
 		stdout: files[2], childOut: files[3],
 		stderr: files[4], childErr: files[5],
 		tail: tl,
-		pump: &stderrPump{
-			r:       files[4],
-			log:     log,
-			level:   opts.StderrLevel,
-			maxLine: opts.StderrLineBytes,
-			limiter: rate.NewLimiter(rate.Limit(opts.StderrRate), opts.StderrBurst),
-			redact:  newRedactor(secrets),
-			tail:    tl,
+		pump: &stderrpump.Pump{
+			R:       files[4],
+			Log:     log,
+			Level:   opts.StderrLevel,
+			MaxLine: opts.StderrLineBytes,
+			Limiter: rate.NewLimiter(rate.Limit(opts.StderrRate), opts.StderrBurst),
+			Redact:  stderrpump.NewRedactor(secrets),
+			Tail:    tl,
 		},
 		pumpDone: make(chan struct{}),
 		done:     make(chan struct{}),

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"yolop.dev/core"
+	"yolop.dev/internal/stderrpump"
 )
 
 // An Instance is one running guest; it implements [core.Instance]. It is a
@@ -81,7 +82,7 @@ func (h *Instance) Err() error {
 
 // StderrTail implements [core.Instance]: the last stderr lines, oldest
 // first, each capped and redacted as logged.
-func (h *Instance) StderrTail() []string { return h.p.tail.snapshot() }
+func (h *Instance) StderrTail() []string { return h.p.tail.Snapshot() }
 
 // PID implements [core.Instance]. A guest is no process of its own: it is
 // always 0.
@@ -123,8 +124,8 @@ type proc struct {
 	stdin, stdout, stderr       *os.File
 	childIn, childOut, childErr *os.File
 
-	tail     *tail
-	pump     *stderrPump
+	tail     *stderrpump.Tail
+	pump     *stderrpump.Pump
 	pumpDone chan struct{}
 
 	cancel context.CancelFunc // ends the guest's call
@@ -160,7 +161,7 @@ func newProc(spec core.ServerSpec, opts Options, secrets []string, limit uint64)
 		files[i], files[i+1] = r, w
 	}
 	log := opts.Logger.Named(spec.Name)
-	tl := newTail(opts.StderrLines)
+	tl := stderrpump.NewTail(opts.StderrLines)
 	return &proc{
 		name:    spec.Name,
 		log:     log,
@@ -170,14 +171,14 @@ func newProc(spec core.ServerSpec, opts Options, secrets []string, limit uint64)
 		stdout: files[2], childOut: files[3],
 		stderr: files[4], childErr: files[5],
 		tail: tl,
-		pump: &stderrPump{
-			r:       files[4],
-			log:     log,
-			level:   opts.StderrLevel,
-			maxLine: opts.StderrLineBytes,
-			limiter: rate.NewLimiter(rate.Limit(opts.StderrRate), opts.StderrBurst),
-			redact:  newRedactor(secrets),
-			tail:    tl,
+		pump: &stderrpump.Pump{
+			R:       files[4],
+			Log:     log,
+			Level:   opts.StderrLevel,
+			MaxLine: opts.StderrLineBytes,
+			Limiter: rate.NewLimiter(rate.Limit(opts.StderrRate), opts.StderrBurst),
+			Redact:  stderrpump.NewRedactor(secrets),
+			Tail:    tl,
 		},
 		pumpDone: make(chan struct{}),
 		wake:     make(chan struct{}),
@@ -226,7 +227,7 @@ func (p *proc) launch() {
 		defer p.wg.Done()
 		defer close(p.pumpDone)
 		defer p.stderr.Close()
-		p.pump.run()
+		p.pump.Run()
 	}()
 }
 
@@ -270,7 +271,7 @@ func (p *proc) run(ctx context.Context, start api.Function) {
 
 // exitError describes how the guest ended: nil for exit status 0.
 func (p *proc) exitError(callErr error, killed bool) error {
-	ee := &core.ExitError{Name: p.name, Stderr: p.tail.snapshot()}
+	ee := &core.ExitError{Name: p.name, Stderr: p.tail.Snapshot()}
 	var err error = ee
 	var se *sys.ExitError
 	switch {

@@ -1,4 +1,4 @@
-package stdio
+package stderrpump
 
 import (
 	"bytes"
@@ -32,18 +32,18 @@ func FuzzStderrLines(f *testing.F) {
 	}
 	const maxLine = 32
 	f.Fuzz(func(t *testing.T, in []byte) {
-		tl := newTail(1 << 20)
-		p := &stderrPump{
-			r:       bytes.NewReader(in),
-			log:     hclog.NewNullLogger(),
-			level:   hclog.Info,
-			maxLine: maxLine,
-			limiter: rate.NewLimiter(rate.Inf, 1),
-			redact:  newRedactor([]string{"hunter22"}),
-			tail:    tl,
+		tl := NewTail(1 << 20)
+		p := &Pump{
+			R:       bytes.NewReader(in),
+			Log:     hclog.NewNullLogger(),
+			Level:   hclog.Info,
+			MaxLine: maxLine,
+			Limiter: rate.NewLimiter(rate.Inf, 1),
+			Redact:  NewRedactor([]string{"hunter22"}),
+			Tail:    tl,
 		}
-		p.run()
-		lines := tl.snapshot()
+		p.Run()
+		lines := tl.Snapshot()
 		want := bytes.Count(in, []byte("\n"))
 		if len(in) > 0 && in[len(in)-1] != '\n' {
 			want++

@@ -1,4 +1,10 @@
-package wasm
+// Package stderrpump reads a capability server's stderr for a transport:
+// line by line, each line capped, made safe to log (valid UTF-8, no
+// control characters, secrets and credential headers redacted), kept in a
+// tail for crash reports and logged under a rate limit. transport/stdio
+// and transport/wasm both use it, so a server's stderr is treated the same
+// whichever transport runs it.
+package stderrpump
 
 import (
 	"bufio"
@@ -14,20 +20,22 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// A tail keeps the last lines written to it.
-type tail struct {
+// A Tail keeps the last lines written to it.
+type Tail struct {
 	mu    sync.Mutex
 	lines []string // ring buffer of cap n
 	next  int      // index of the oldest line once full
 	n     int
 }
 
-func newTail(n int) *tail {
+// NewTail returns a tail that keeps the last n lines.
+func NewTail(n int) *Tail {
 	n = max(n, 0)
-	return &tail{n: n, lines: make([]string, 0, n)}
+	return &Tail{n: n, lines: make([]string, 0, n)}
 }
 
-func (t *tail) add(line string) {
+// Add keeps line, dropping the oldest line once full.
+func (t *Tail) Add(line string) {
 	if t.n <= 0 {
 		return
 	}
@@ -41,8 +49,8 @@ func (t *tail) add(line string) {
 	t.next = (t.next + 1) % t.n
 }
 
-// snapshot returns the kept lines, oldest first, in a new slice.
-func (t *tail) snapshot() []string {
+// Snapshot returns the kept lines, oldest first, in a new slice.
+func (t *Tail) Snapshot() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]string, 0, len(t.lines))
@@ -53,36 +61,36 @@ func (t *tail) snapshot() []string {
 // headerRedaction hides credentials in HTTP header lines, as cargo does.
 var headerRedaction = regexp.MustCompile(`(?i)\b(proxy-authorization|authorization|set-cookie|cookie)\s*:.*`)
 
-// A stderrPump reads a server's stderr line by line, caps each line,
-// redacts it, keeps it in the tail and logs it under a rate limit.
-type stderrPump struct {
-	r       io.Reader
-	log     hclog.Logger
-	level   hclog.Level
-	maxLine int
-	limiter *rate.Limiter
-	redact  *strings.Replacer // nil when there is nothing to redact
-	tail    *tail
+// A Pump reads a server's stderr line by line, caps each line, redacts
+// it, keeps it in the tail and logs it under a rate limit.
+type Pump struct {
+	R       io.Reader
+	Log     hclog.Logger
+	Level   hclog.Level
+	MaxLine int
+	Limiter *rate.Limiter
+	Redact  *strings.Replacer // nil when there is nothing to redact
+	Tail    *Tail
 }
 
-// run reads until EOF or a read error (the pipe closed under it).
-func (p *stderrPump) run() {
-	br := bufio.NewReaderSize(p.r, max(p.maxLine, 64))
+// Run reads until EOF or a read error (the pipe closed under it).
+func (p *Pump) Run() {
+	br := bufio.NewReaderSize(p.R, max(p.MaxLine, 64))
 	suppressed := 0
 	flush := func() {
 		if suppressed > 0 {
-			p.log.Warn("stderr lines dropped by the rate limit (they are still in the crash tail)", "dropped", suppressed)
+			p.Log.Warn("stderr lines dropped by the rate limit (they are still in the crash tail)", "dropped", suppressed)
 			suppressed = 0
 		}
 	}
 	for {
-		raw, err := readLine(br, p.maxLine)
+		raw, err := readLine(br, p.MaxLine)
 		if raw != nil {
 			line := p.clean(raw)
-			p.tail.add(line)
-			if p.limiter.Allow() {
+			p.Tail.Add(line)
+			if p.Limiter.Allow() {
 				flush()
-				p.log.Log(p.level, line)
+				p.Log.Log(p.Level, line)
 			} else {
 				suppressed++
 			}
@@ -139,7 +147,7 @@ func trimEOL(b []byte) []byte {
 
 // clean makes a raw line safe to log: valid UTF-8, no control characters
 // (a server must not drive the host's terminal), secrets redacted.
-func (p *stderrPump) clean(raw []byte) string {
+func (p *Pump) clean(raw []byte) string {
 	s := strings.ToValidUTF8(string(raw), "\uFFFD")
 	s = strings.Map(func(r rune) rune {
 		if r != '\t' && unicode.IsControl(r) {
@@ -147,14 +155,14 @@ func (p *stderrPump) clean(raw []byte) string {
 		}
 		return r
 	}, s)
-	if p.redact != nil {
-		s = p.redact.Replace(s)
+	if p.Redact != nil {
+		s = p.Redact.Replace(s)
 	}
 	return headerRedaction.ReplaceAllString(s, "$1: [REDACTED]")
 }
 
-// newRedactor returns a replacer that hides each secret, or nil.
-func newRedactor(secrets []string) *strings.Replacer {
+// NewRedactor returns a replacer that hides each secret, or nil.
+func NewRedactor(secrets []string) *strings.Replacer {
 	if len(secrets) == 0 {
 		return nil
 	}
