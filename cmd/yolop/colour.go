@@ -71,7 +71,7 @@ func (a *app) paintStatus(s doctor.Status, word string) string {
 
 func (a *app) paintWith(sgr, word string) string {
 	w := strings.TrimSpace(word)
-	if w == "" || !a.colourful() {
+	if w == "" || !a.colourOn {
 		return word
 	}
 	i := strings.Index(word, w)

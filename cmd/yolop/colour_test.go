@@ -53,6 +53,7 @@ func TestColourFlag(t *testing.T) {
 // align whether or not colour is on, and each kind of word gets its colour.
 func TestPaintKeepsPadding(t *testing.T) {
 	a := &app{colour: colourAlways}
+	a.colourOn = a.colourful()
 	for word, want := range map[string]string{
 		"ready    ":        sgrGood + "ready" + sgrReset + "    ",
 		"degraded ":        sgrWarn + "degraded" + sgrReset + " ",
@@ -65,6 +66,7 @@ func TestPaintKeepsPadding(t *testing.T) {
 		}
 	}
 	plain := &app{colour: colourNever}
+	plain.colourOn = plain.colourful()
 	if got := plain.paint("ready    "); got != "ready    " {
 		t.Errorf("never: paint = %q", got)
 	}

@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"yolop.dev/harness"
 	"yolop.dev/harness/config"
+	"yolop.dev/packaging"
 )
 
 func (a *app) extConfigCmd() *cobra.Command {
@@ -23,10 +25,13 @@ yolop ext secret set. A running session picks a change up live.`,
 	return cmd
 }
 
-func (a *app) extConfigGetCmd() *cobra.Command {
+// extConfigField is one `ext config` subcommand: run gets the harness and
+// the installed extension's approved manifest; args[0] is its name,
+// args[1] the field.
+func (a *app) extConfigField(use, short string, run func(cmd *cobra.Command, h *harness.Harness, m *packaging.Manifest, args []string) error) *cobra.Command {
 	return &cobra.Command{
-		Use:               "get <name> <field>",
-		Short:             "Print a field's value (its default, marked, when unset)",
+		Use:               use,
+		Short:             short,
 		ValidArgsFunction: a.completeInstalled,
 		Annotations:       map[string]string{candidatesLabel: "installed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,6 +43,14 @@ func (a *app) extConfigGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			return run(cmd, h, m, args)
+		},
+	}
+}
+
+func (a *app) extConfigGetCmd() *cobra.Command {
+	return a.extConfigField("get <name> <field>", "Print a field's value (its default, marked, when unset)",
+		func(cmd *cobra.Command, h *harness.Harness, m *packaging.Manifest, args []string) error {
 			v, set, err := h.Resolver().GetField(cmd.Context(), m, args[1])
 			if err != nil {
 				return err
@@ -51,50 +64,24 @@ func (a *app) extConfigGetCmd() *cobra.Command {
 				fmt.Fprintf(a.stdout, "(not set in %s)\n", h.Settings().Path())
 			}
 			return nil
-		},
-	}
+		})
 }
 
 func (a *app) extConfigSetCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:               "set <name> <field> <value>",
-		Short:             "Validate a value against the config_schema and store it",
-		ValidArgsFunction: a.completeInstalled,
-		Annotations:       map[string]string{candidatesLabel: "installed"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := a.harness()
-			if err != nil {
-				return err
-			}
-			m, err := h.InstalledManifest(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+	return a.extConfigField("set <name> <field> <value>", "Validate a value against the config_schema and store it",
+		func(cmd *cobra.Command, h *harness.Harness, m *packaging.Manifest, args []string) error {
 			v, err := h.Resolver().SetField(cmd.Context(), m, args[1], args[2])
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "set %s.%s = %s in %s\n", args[0], args[1], config.FormatValue(v), h.Settings().Path())
 			return nil
-		},
-	}
+		})
 }
 
 func (a *app) extConfigUnsetCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:               "unset <name> <field>",
-		Short:             "Remove a field from settings.toml (its default applies again)",
-		ValidArgsFunction: a.completeInstalled,
-		Annotations:       map[string]string{candidatesLabel: "installed"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := a.harness()
-			if err != nil {
-				return err
-			}
-			m, err := h.InstalledManifest(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+	return a.extConfigField("unset <name> <field>", "Remove a field from settings.toml (its default applies again)",
+		func(cmd *cobra.Command, h *harness.Harness, m *packaging.Manifest, args []string) error {
 			ok, err := h.Resolver().UnsetField(cmd.Context(), m, args[1])
 			if err != nil {
 				return err
@@ -105,6 +92,5 @@ func (a *app) extConfigUnsetCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "unset %s.%s in %s\n", args[0], args[1], h.Settings().Path())
 			return nil
-		},
-	}
+		})
 }

@@ -35,8 +35,10 @@ type app struct {
 	// ttyOut is stdout when it is a file (it may be a terminal, for the
 	// REPL's line editor).
 	ttyOut *os.File
-	// colour is the --color flag: auto, always or never.
-	colour string
+	// colour is the --color flag: auto, always or never; colourOn is what
+	// it decides, once the flags are parsed.
+	colour   string
+	colourOn bool
 }
 
 // harness returns the harness over the config directory.
@@ -129,7 +131,13 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&a.colour, "color", colourAuto, "colour status words: auto (on a terminal, unless NO_COLOR is set), always or never")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return checkColour(a.colour) }
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if err := checkColour(a.colour); err != nil {
+			return err
+		}
+		a.colourOn = a.colourful()
+		return nil
+	}
 	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd(), a.mcpCmd())
 	root.SetVersionTemplate("{{.Version}}")
 	for _, c := range a.extraCommands() {
