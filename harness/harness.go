@@ -244,6 +244,23 @@ func InPlace(dir string) (*packaging.Manifest, host.Grant, []string, error) {
 	return m, g, append(slices.Clone(m.Warnings), warns...), nil
 }
 
+// InPlaceDirs loads each of dirs with [InPlace], in order, and returns
+// their grants and all their warnings; the error of the first that fails
+// names its directory. It is what a front-end's --ext flags need.
+func InPlaceDirs(dirs []string) ([]host.Grant, []string, error) {
+	var grants []host.Grant
+	var warnings []string
+	for _, dir := range dirs {
+		_, g, warns, err := InPlace(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		grants = append(grants, g)
+		warnings = append(warnings, warns...)
+	}
+	return grants, warnings, nil
+}
+
 // SecretField returns the declared secret field of an installed extension,
 // or an error listing the secret fields it has.
 func (h *Harness) SecretField(ctx context.Context, name, field string) (*packaging.Manifest, packaging.ConfigField, error) {

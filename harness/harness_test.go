@@ -135,3 +135,26 @@ func TestNoFrontEndDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestInPlaceDirs: packages loaded in place come back as grants in the
+// order given, and the first that does not load fails the lot with an
+// error naming its directory.
+func TestInPlaceDirs(t *testing.T) {
+	manifest, err := os.ReadFile("../core/examples/echo/plugin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := t.TempDir()
+	if err := os.WriteFile(filepath.Join(good, "plugin.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	grants, _, err := harness.InPlaceDirs([]string{good})
+	if err != nil || len(grants) != 1 || grants[0].Name != "echo" {
+		t.Fatalf("InPlaceDirs(good) = %d grants, %v; want the echo grant", len(grants), err)
+	}
+	missing := filepath.Join(t.TempDir(), "nothing-here")
+	grants, _, err = harness.InPlaceDirs([]string{good, missing})
+	if err == nil || grants != nil || !strings.HasPrefix(err.Error(), missing+": ") {
+		t.Fatalf("InPlaceDirs with a missing dir = %d grants, %v; want an error naming %s", len(grants), err, missing)
+	}
+}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/core/host"
 	"yolop.dev/harness"
 	"yolop.dev/mcp/gateway"
 )
@@ -81,16 +80,12 @@ func (a *app) mcpServe(ctx context.Context, f mcpServeFlags) error {
 	}
 	gw := gateway.New(gateway.Options{Version: version, Logger: a.log})
 	defer gw.Close()
-	var extra []host.Grant
-	for _, dir := range f.exts {
-		_, g, warns, err := harness.InPlace(dir)
-		if err != nil {
-			return fmt.Errorf("--ext %s: %w", dir, err)
-		}
-		for _, w := range warns {
-			fmt.Fprintln(a.stderr, "warning:", w)
-		}
-		extra = append(extra, g)
+	extra, warns, err := harness.InPlaceDirs(f.exts)
+	if err != nil {
+		return fmt.Errorf("--ext %w", err)
+	}
+	for _, w := range warns {
+		fmt.Fprintln(a.stderr, "warning:", w)
 	}
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{Extra: extra, NoBuiltins: true, Ask: gw})
 	defer s.Close()

@@ -119,18 +119,17 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	for _, g := range extra {
 		r.local[g.Name] = g
 	}
-	extraGrants := append([]host.Grant(nil), extra...)
-	for _, dir := range f.exts {
-		_, g, warns, err := harness.InPlace(dir)
-		if err != nil {
-			return fmt.Errorf("--ext %s: %w", dir, err)
-		}
-		for _, w := range warns {
-			r.event("warning", map[string]any{"message": w}, "warning: "+w)
-		}
-		extraGrants = append(extraGrants, g)
+	dirGrants, warns, err := harness.InPlaceDirs(f.exts)
+	if err != nil {
+		return fmt.Errorf("--ext %w", err)
+	}
+	for _, w := range warns {
+		r.event("warning", map[string]any{"message": w}, "warning: "+w)
+	}
+	for _, g := range dirGrants {
 		r.local[g.Name] = g
 	}
+	extraGrants := append(append([]host.Grant(nil), extra...), dirGrants...)
 	var contributed []host.ContributedTools
 	if !f.noMCP {
 		neverDefer, err := h.Settings().MCPNeverDefer(ctx)
