@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -58,21 +54,17 @@ func (a *app) mcpServe(ctx context.Context, f mcpServeFlags) error {
 		f.token = os.Getenv("YOLOP_MCP_TOKEN")
 	}
 	if f.http != "" {
-		host, _, err := net.SplitHostPort(f.http)
+		tok, generated, err := gateway.CheckListenAddr(f.http, f.allowRemote, f.token)
+		if errors.Is(err, gateway.ErrRemoteNotAllowed) {
+			return fmt.Errorf("--http %w; pass --allow-remote (a bearer token is then required) or bind 127.0.0.1", err)
+		}
 		if err != nil {
-			return fmt.Errorf("--http %q: want HOST:PORT: %w", f.http, err)
+			return fmt.Errorf("--http %w", err)
 		}
-		ip := net.ParseIP(host)
-		loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-		if !loopback && !f.allowRemote {
-			return fmt.Errorf("--http %s is not a loopback address; pass --allow-remote (a bearer token is then required) or bind 127.0.0.1", f.http)
+		if generated {
+			fmt.Fprintf(a.stderr, "yolop mcp serve: bearer token for this server: %s\n", tok)
 		}
-		if !loopback && f.token == "" {
-			b := make([]byte, 24)
-			_, _ = rand.Read(b)
-			f.token = hex.EncodeToString(b)
-			fmt.Fprintf(a.stderr, "yolop mcp serve: bearer token for this server: %s\n", f.token)
-		}
+		f.token = tok
 	}
 	h, err := a.harness()
 	if err != nil {
@@ -107,17 +99,8 @@ func (a *app) mcpServe(ctx context.Context, f mcpServeFlags) error {
 	if err != nil {
 		return fmt.Errorf("yolop mcp serve: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", gw.HTTPHandler(f.token))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(a.stderr, "yolop mcp serve: listening on http://%s/mcp\n", ln.Addr())
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := gw.ServeHTTPOn(ctx, ln, f.token); err != nil {
 		return fmt.Errorf("yolop mcp serve: %w", err)
 	}
 	return nil

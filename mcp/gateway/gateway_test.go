@@ -204,3 +204,26 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestCheckListenAddr: loopback is served as asked; another address needs
+// allowRemote and then always a token, generated when none was given.
+func TestCheckListenAddr(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:8080", "localhost:9"} {
+		if tok, gen, err := gateway.CheckListenAddr(addr, false, ""); err != nil || tok != "" || gen {
+			t.Errorf("%s: %q, %v, %v; want it served as asked", addr, tok, gen, err)
+		}
+	}
+	if _, _, err := gateway.CheckListenAddr("0.0.0.0:8080", false, "t"); !errors.Is(err, gateway.ErrRemoteNotAllowed) {
+		t.Errorf("a remote address without allowRemote: %v, want gateway.ErrRemoteNotAllowed", err)
+	}
+	if tok, gen, err := gateway.CheckListenAddr("0.0.0.0:8080", true, "given"); err != nil || tok != "given" || gen {
+		t.Errorf("remote with a token: %q, %v, %v; want the token kept", tok, gen, err)
+	}
+	tok, gen, err := gateway.CheckListenAddr("0.0.0.0:8080", true, "")
+	if err != nil || !gen || len(tok) != 48 {
+		t.Errorf("remote without a token: %q, %v, %v; want a generated 48-hex-digit token", tok, gen, err)
+	}
+	if _, _, err := gateway.CheckListenAddr("no-port", false, ""); err == nil || !strings.Contains(err.Error(), "HOST:PORT") {
+		t.Errorf("an address without a port: %v", err)
+	}
+}
