@@ -35,6 +35,11 @@ func TestWritersReportTheFirstError(t *testing.T) {
 		w.submit(name, writeJob{dir: &dirHandle{root: root, dir: h}, name: name, rel: "src/" + name, perm: 0o644, data: data})
 	}
 	submit(good, "a.rs")
+	// Written before anything fails (the writers run in parallel, and a
+	// job queued after a failure is dropped).
+	if err := w.drain(); err != nil {
+		t.Fatal(err)
+	}
 	submit(bad, "b.rs")
 	err = w.drain()
 	if err == nil || !strings.Contains(err.Error(), "writing src/b.rs") {
