@@ -10,7 +10,6 @@ import (
 
 	"yolop.dev/core"
 	"yolop.dev/core/jsonrpc"
-	"yolop.dev/core/yep"
 )
 
 // A State is the lifecycle state of an [Extension].
@@ -137,10 +136,7 @@ type Extension struct {
 
 	probes sync.WaitGroup // probeAfterCancel goroutines
 
-	traceMu     sync.RWMutex // guards traceQ against a send after close
-	traceQ      chan yep.TraceEventParams
-	traceClosed bool
-	traceDone   chan struct{}
+	traces *traceQueue // nil unless the extension declares trace
 }
 
 // A process is one running server and its connection.
@@ -204,8 +200,7 @@ func NewExtension(g Grant, opts ExtensionOptions) *Extension {
 		workspace: opts.WorkspaceRoot,
 	}
 	if g.Trace {
-		e.traceQ = make(chan yep.TraceEventParams, opts.TraceQueue)
-		e.traceDone = make(chan struct{})
+		e.traces = newTraceQueue(opts.TraceQueue)
 		go e.forwardTraces()
 	}
 	return e

@@ -386,25 +386,22 @@ func (e *Extension) Close() {
 	if starting != nil {
 		<-starting
 	}
-	if e.traceQ != nil {
+	if e.traces != nil {
 		// Deliver the trace events already queued (the last turn's,
 		// session.completed) before the server is told to shut down, so a
 		// trace consumer exports them in its final flush. A server that
 		// does not read holds this for at most the stop grace.
-		e.traceMu.Lock()
-		e.traceClosed = true
-		close(e.traceQ)
-		e.traceMu.Unlock()
+		e.traces.close()
 		grace := time.NewTimer(e.opts.StopGrace)
 		select {
-		case <-e.traceDone:
+		case <-e.traces.done:
 		case <-grace.C:
 		}
 		grace.Stop()
 	}
 	e.Stop()
 	e.probes.Wait() // the connection is closed: a pending probe returns
-	if e.traceQ != nil {
-		<-e.traceDone // the connection is closed: a blocked send fails
+	if e.traces != nil {
+		<-e.traces.done // the connection is closed: a blocked send fails
 	}
 }

@@ -4,15 +4,23 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
 	"time"
 
+	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
 
 // Trace queues a trace event for a trace-declaring extension. It never
 // blocks: when the queue is full the event is dropped and counted.
+//
+// Events are sent in batches, one write each: a batch goes when a turn or
+// the session ends, when it fills, or traceLinger after its first event,
+// whichever comes first. A turn's events then cost its consumer one
+// wake-up after the turn instead of one per event during it, when the
+// consumer's work would share the CPU with the turn's own tool calls.
 func (e *Extension) Trace(ev yep.TraceEventParams) {
-	if e.traceQ == nil {
+	if e.traces == nil {
 		return
 	}
 	c := e.current()
@@ -20,33 +28,123 @@ func (e *Extension) Trace(ev yep.TraceEventParams) {
 		return
 	}
 	ev.Data = e.scrubJSON(ev.Data)
-	e.traceMu.RLock()
-	defer e.traceMu.RUnlock()
-	if e.traceClosed {
-		return
-	}
-	select {
-	case e.traceQ <- ev:
-	default:
+	if !e.traces.add(ev) {
 		e.stats.add(func(c *counters) { c.traceDropped++ })
 	}
 }
 
+// traceLinger is the longest a trace event waits for the rest of its batch.
+const traceLinger = 20 * time.Millisecond
+
+// traceBatch is how many events make a batch that goes at once.
+const traceBatch = 64
+
+// A traceQueue holds the trace events not yet sent to one extension.
+type traceQueue struct {
+	max  int           // queued events at most; more are dropped
+	wake chan struct{} // one slot: a batch is due or the queue closed
+	done chan struct{} // closed when the forwarder has returned
+
+	mu     sync.Mutex
+	events []yep.TraceEventParams
+	timer  *time.Timer // the linger of the oldest queued event
+	armed  bool
+	closed bool
+}
+
+func newTraceQueue(max int) *traceQueue {
+	q := &traceQueue{max: max, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q.timer = time.AfterFunc(time.Hour, q.signal)
+	q.timer.Stop()
+	return q
+}
+
+// add queues ev, reporting false if it was dropped (full or closed).
+func (q *traceQueue) add(ev yep.TraceEventParams) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || len(q.events) >= q.max {
+		return false
+	}
+	q.events = append(q.events, ev)
+	switch {
+	case endsBatch(ev.Type) || len(q.events) >= traceBatch:
+		q.signal()
+	case !q.armed:
+		q.armed = true
+		q.timer.Reset(traceLinger)
+	}
+	return true
+}
+
+// endsBatch reports whether an event of type t closes a batch: the end of
+// a turn or of the session, after which nothing follows soon.
+func endsBatch(t string) bool {
+	return t == yep.TraceTurnCompleted || t == yep.TraceSessionCompleted
+}
+
+func (q *traceQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close stops taking events; the forwarder sends what is queued and
+// returns.
+func (q *traceQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+// take swaps the queued events for spare (emptied), reporting whether the
+// queue is closed.
+func (q *traceQueue) take(spare []yep.TraceEventParams) ([]yep.TraceEventParams, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	evs := q.events
+	q.events = spare[:0]
+	if q.armed {
+		q.armed = false
+		q.timer.Stop()
+	}
+	return evs, q.closed
+}
+
 func (e *Extension) forwardTraces() {
-	defer close(e.traceDone)
-	for ev := range e.traceQ {
-		e.mu.Lock()
-		p := e.proc
-		e.mu.Unlock()
-		if p == nil || !p.contrib.trace {
-			e.stats.add(func(c *counters) { c.traceDropped++ })
-			continue
+	q := e.traces
+	defer close(q.done)
+	var spare []yep.TraceEventParams
+	for {
+		<-q.wake
+		evs, closed := q.take(spare)
+		if len(evs) > 0 {
+			e.sendTraces(evs)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if err := p.conn.Notify(ctx, yep.MethodTraceEvent, ev); err != nil {
-			e.stats.add(func(c *counters) { c.traceDropped++ })
+		clear(evs) // drop the events' data
+		spare = evs
+		if closed {
+			return
 		}
-		cancel()
+	}
+}
+
+// sendTraces writes one batch to the running server, counting the events
+// as dropped if there is none or the write fails.
+func (e *Extension) sendTraces(evs []yep.TraceEventParams) {
+	e.mu.Lock()
+	p := e.proc
+	e.mu.Unlock()
+	if p == nil || !p.contrib.trace {
+		e.stats.add(func(c *counters) { c.traceDropped += int64(len(evs)) })
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := jsonrpc.NotifyEach(ctx, p.conn, yep.MethodTraceEvent, evs); err != nil {
+		e.stats.add(func(c *counters) { c.traceDropped += int64(len(evs)) })
 	}
 }
 

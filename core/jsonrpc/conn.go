@@ -167,6 +167,7 @@ type Conn struct {
 	opts   Options
 	reader MessageReader
 	writer MessageWriter
+	raw    io.Writer // what writer frames onto, for NotifyEach's one write
 	log    hclog.Logger
 
 	nextID  atomic.Int64
@@ -241,6 +242,7 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		opts:     opts,
 		reader:   opts.Framer.NewReader(r, opts.MaxMessageSize),
 		writer:   opts.Framer.NewWriter(w),
+		raw:      w,
 		log:      log,
 		writeMu:  make(chan struct{}, 1),
 		pending:  make(map[int64]*pending),
@@ -417,6 +419,55 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
+}
+
+// NotifyEach sends a notification of method for each of params, in order,
+// framed into one write: the peer reads the batch with one wake-up where
+// one write each would wake it once per notification. A params value that
+// does not encode fails the batch before anything is sent.
+func NotifyEach[T any](ctx context.Context, c *Conn, method string, params []T) error {
+	if len(params) == 0 {
+		return nil
+	}
+	if err := c.Err(); err != nil {
+		return &ClosedError{Cause: err}
+	}
+	out := getBuf()
+	defer putBuf(out)
+	framed := c.opts.Framer.NewWriter((*appendWriter)(&out.B))
+	msg := getBuf()
+	defer putBuf(msg)
+	for i := range params {
+		msg.B = msg.B[:0]
+		msg.str(`{"jsonrpc":"2.0","method":`)
+		appendString(msg, method)
+		if err := appendParams(msg, params[i]); err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		msg.ch('}')
+		if err := framed.Write(msg.B); err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+	}
+	select {
+	case c.writeMu <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+	_, err := c.raw.Write(out.B)
+	<-c.writeMu
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// appendWriter is an io.Writer appending to a byte slice.
+type appendWriter []byte
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	*w = append(*w, p...)
+	return len(p), nil
 }
 
 // write sends one message under the write lock.

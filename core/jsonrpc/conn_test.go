@@ -515,3 +515,62 @@ func TestLSPStyleCancelNotification(t *testing.T) {
 		t.Fatal("$/cancelRequest did not cancel the handler")
 	}
 }
+
+type countingWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.writes++
+	c.mu.Unlock()
+	return c.w.Write(p)
+}
+
+// TestNotifyEachIsOneWrite: a batch of notifications reaches the peer in
+// order, as separate notifications, from one write, in both framings.
+func TestNotifyEachIsOneWrite(t *testing.T) {
+	for _, framer := range []Framer{NDJSON, ContentLength} {
+		t.Run(fmt.Sprintf("%T", framer), func(t *testing.T) {
+			ar, bw := io.Pipe()
+			br, aw := io.Pipe()
+			got := make(chan string, 8)
+			b := NewConn(br, bw, Options{Framer: framer, Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				var p struct{ N string }
+				_ = json.Unmarshal(req.Params, &p)
+				got <- req.Method + ":" + p.N
+				return nil, nil
+			})})
+			cw := &countingWriter{w: aw}
+			a := NewConn(ar, cw, Options{Framer: framer})
+			defer func() {
+				a.Close()
+				b.Close()
+				aw.Close()
+				bw.Close()
+				a.Wait()
+				b.Wait()
+			}()
+			params := []struct{ N string }{{"one"}, {"two"}, {"three"}}
+			if err := NotifyEach(context.Background(), a, "ev", params); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"ev:one", "ev:two", "ev:three"} {
+				if g := <-got; g != want {
+					t.Fatalf("got %q, want %q", g, want)
+				}
+			}
+			if cw.writes != 1 {
+				t.Fatalf("%d writes for a batch of three, want 1", cw.writes)
+			}
+			if err := NotifyEach(context.Background(), a, "ev", []any{func() {}}); err == nil {
+				t.Fatal("a params value that does not encode was sent")
+			}
+			if cw.writes != 1 {
+				t.Fatal("a batch that failed to encode was written")
+			}
+		})
+	}
+}

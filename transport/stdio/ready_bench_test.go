@@ -136,3 +136,100 @@ func byHand(b *testing.B, tr *stdio.Transport, spec core.ServerSpec) (time.Durat
 	}
 	return time.Since(t0), func() { inst.Kill() }
 }
+
+// BenchmarkSpawnReadyTen is BenchmarkSpawnReady for ten servers started
+// at once, the two ways alternating in every iteration: floor starts ten
+// echo servers in parallel with os/exec, one initialize line each, until
+// the last answer; session is host.NewSession with ten eager extensions
+// and Start (which spawns them in parallel and returns once every
+// handshake is done). It reports each median and session/floor. Run it
+// with
+//
+//	go test -run '^$' -bench SpawnReadyTen -benchtime 100x ./transport/stdio
+func BenchmarkSpawnReadyTen(b *testing.B) {
+	const n = 10
+	bin := filepath.Join(b.TempDir(), "yolop-extension-echo")
+	if out, err := exec.Command("go", "build", "-o", bin, "yolop.dev/core/examples/echo").CombinedOutput(); err != nil {
+		b.Fatalf("building the echo example: %v\n%s", err, out)
+	}
+	tr := stdio.New(stdio.Options{})
+	var grants []host.Grant
+	for i := range n {
+		name := "echo" + string(rune('a'+i))
+		grants = append(grants, host.Grant{
+			Name: name, ProtocolVersion: "1.0", Server: core.ServerSpec{Name: name, Command: bin},
+			Tools:  []host.ToolGrant{{Name: "echo"}, {Name: "count", Streaming: true}},
+			Prompt: &host.PromptGrant{Text: "The echo extension is installed."}, // a prompt makes it eager
+		})
+	}
+	floor := func(b *testing.B) (time.Duration, func()) {
+		cmds := make([]*exec.Cmd, n)
+		errs := make(chan error, n)
+		t0 := time.Now()
+		for i := range cmds {
+			cmd := exec.Command(bin)
+			cmds[i] = cmd
+			go func() {
+				in, _ := cmd.StdinPipe()
+				out, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := in.Write([]byte(initializeLine)); err != nil {
+					errs <- err
+					return
+				}
+				_, err := bufio.NewReader(out).ReadBytes('\n')
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		d := time.Since(t0)
+		return d, func() {
+			for _, c := range cmds {
+				c.Process.Kill()
+				c.Wait()
+			}
+		}
+	}
+	session := func(b *testing.B) (time.Duration, func()) {
+		t0 := time.Now()
+		s := host.NewSession(host.SessionOptions{Grants: grants, Transport: tr})
+		if err := s.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(t0)
+		if got := len(s.Tools()); got < 2*n {
+			b.Fatalf("the session has %d tools after Start, want at least %d", got, 2*n)
+		}
+		return d, s.Close
+	}
+	paths := []func(*testing.B) (time.Duration, func()){floor, session}
+	times := make([][]time.Duration, 2)
+	i := 0
+	for b.Loop() {
+		for j := range paths {
+			k := (i + j) % len(paths)
+			d, stop := paths[k](b)
+			times[k] = append(times[k], d)
+			b.StopTimer()
+			stop()
+			b.StartTimer()
+		}
+		i++
+	}
+	med := func(d []time.Duration) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	f, s := med(times[0]), med(times[1])
+	b.ReportMetric(float64(f.Microseconds()), "floor-µs")
+	b.ReportMetric(float64(s.Microseconds()), "session-µs")
+	b.ReportMetric(float64(s)/float64(f), "session/floor")
+}
