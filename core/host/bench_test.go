@@ -100,7 +100,11 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 		}
 	}
 	// Idle: the server (and this process) sat for 10 ms before each
-	// event, as between an agent's tool calls.
+	// event, as between an agent's tool calls. An idle echo tool call to
+	// the same server alternates with each hook, so the hook path's own
+	// cost over a plain call (hook-idle/call-idle) is measured in the
+	// same run.
+	call := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		time.Sleep(10 * time.Millisecond)
@@ -110,6 +114,15 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 		idle = append(idle, time.Since(t0))
 		if err != nil || res.Decision != "allow" {
 			b.Fatalf("idle hook = %+v, %v", res, err)
+		}
+		b.StopTimer()
+		time.Sleep(10 * time.Millisecond)
+		b.StartTimer()
+		t0 = time.Now()
+		tr, err := e.CallTool(context.Background(), ToolCall{ID: "c", Name: "echo", Args: json.RawMessage(`{"text":"hello"}`)}, nil)
+		call = append(call, time.Since(t0))
+		if err != nil || tr.Output != "hello" {
+			b.Fatalf("idle echo call = %+v, %v", tr, err)
 		}
 	}
 	for i := 0; i < b.N; i++ {
@@ -129,6 +142,9 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 	b.ReportMetric(float64(sh.Microseconds()), "bash-p50-µs")
 	b.ReportMetric(float64(sh)/float64(w), "bash/warm")
 	b.ReportMetric(float64(sh)/float64(id), "bash/idle")
+	c := percentile(call, 50)
+	b.ReportMetric(float64(c.Microseconds()), "call-idle-p50-µs")
+	b.ReportMetric(float64(id)/float64(c), "hook-idle/call-idle")
 }
 
 // BenchmarkSessionStartEager compares starting a session with ten eager
