@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +21,7 @@ import (
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
+	cmds "yolop.dev/harness/repl"
 	mcpclient "yolop.dev/mcp/client"
 )
 
@@ -83,12 +82,10 @@ type repl struct {
 	out    io.Writer // the terminal's line editor, or stdout
 	term   *termIO   // the line editor when stdin and stdout are a terminal
 	in     io.Reader
-	echoIn bool // print each input line (scripted demo)
-	sess   *host.Session
-	local  map[string]host.Grant // --ext packages by name
-	mcp    *mcpclient.Client     // nil with --no-mcp
+	echoIn bool       // print each input line (scripted demo)
+	cmds   *cmds.REPL // the session commands, once the session has started
 
-	running    atomic.Bool // a call is running: Ctrl-C cancels it
+	running    atomic.Bool // a command is running: Ctrl-C cancels it
 	interrupts chan os.Signal
 }
 
@@ -101,8 +98,9 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		ws, _ = os.Getwd()
 	}
 	ws, _ = filepath.Abs(ws)
-	r := &repl{a: a, json: f.json, lines: make(chan string), local: map[string]host.Grant{}, in: in, echoIn: echoIn, out: a.stdout,
+	r := &repl{a: a, json: f.json, lines: make(chan string), in: in, echoIn: echoIn, out: a.stdout,
 		interrupts: make(chan os.Signal, 1)}
+	local := map[string]host.Grant{} // --ext packages by name
 	h, err := a.harness()
 	if err != nil {
 		return err
@@ -117,7 +115,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		}
 	}
 	for _, g := range extra {
-		r.local[g.Name] = g
+		local[g.Name] = g
 	}
 	dirGrants, warns, err := harness.InPlaceDirs(f.exts)
 	if err != nil {
@@ -127,17 +125,18 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)
 	}
 	for _, g := range dirGrants {
-		r.local[g.Name] = g
+		local[g.Name] = g
 	}
 	extraGrants := append(append([]host.Grant(nil), extra...), dirGrants...)
 	var contributed []host.ContributedTools
+	var mcp *mcpclient.Client // nil with --no-mcp
 	if !f.noMCP {
 		neverDefer, err := h.Settings().MCPNeverDefer(ctx)
 		if err != nil {
 			r.event("warning", map[string]any{"message": err.Error()}, "warning: "+err.Error()+"; every MCP tool is deferred")
 		}
-		r.mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
-		contributed = append(contributed, r.mcp)
+		mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
+		contributed = append(contributed, mcp)
 	}
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{
 		Contributed:   contributed,
@@ -158,8 +157,13 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	for _, w := range warnings {
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)
 	}
-	r.sess = s.Session
 	defer s.Close()
+	co := cmds.Options{Session: s.Session, Out: r, BasePrompt: basePrompt, Local: local, Manager: a.manager, Ask: r,
+		Paint: a.paint, KeysHelp: r.editorHelp()}
+	if mcp != nil {
+		co.MCPStatus = func() []cmds.MCPServer { return mcpStatus(mcp) }
+	}
+	r.cmds = cmds.New(co)
 	var startErrs []error
 	if err := s.Start(ctx); err != nil {
 		startErrs = unjoin(err)
@@ -303,119 +307,25 @@ func (r *repl) raw(s string) {
 	io.WriteString(r.out, s)
 }
 
+// Event implements cmds.Output.
+func (r *repl) Event(kind string, fields map[string]any, text string) { r.event(kind, fields, text) }
+
+// Raw implements cmds.Output: streamed text, shown in text mode only (with
+// --json the same update is an "update" event).
+func (r *repl) Raw(text string) {
+	if !r.json {
+		r.raw(text)
+	}
+}
+
+// dispatch runs one command line; Ctrl-C cancels it while it runs.
 func (r *repl) dispatch(ctx context.Context, line string, interrupts chan os.Signal) (quit bool) {
-	cmd, rest, _ := strings.Cut(line, " ")
-	rest = strings.TrimSpace(rest)
-	switch cmd {
-	case "/quit", "/exit":
-		return true
-	case "/help":
-		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /skills [name] /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit"+r.editorHelp())
-	case "/tools":
-		r.tools()
-	case "/prompt":
-		p := r.sess.SystemPrompt(ctx, basePrompt)
-		r.event("prompt", map[string]any{"text": p}, p)
-	case "/call":
-		r.call(ctx, rest, interrupts)
-	case "/commands":
-		for _, c := range r.sess.Commands() {
-			r.event("command", map[string]any{"name": c.Name, "description": c.Description}, fmt.Sprintf("/%s  %s", c.Name, c.Description))
-		}
-	case "/skills":
-		r.skills(rest)
-	case "/reload":
-		if err := r.sess.Reload(ctx, rest); err != nil {
-			r.fail(err)
-			return
-		}
-		r.event("reloaded", map[string]any{"extension": rest}, fmt.Sprintf("reloaded %s", rest))
-	case "/enable":
-		r.enable(ctx, rest)
-	case "/disable":
-		r.disable(ctx, rest)
-	case "/workspace":
-		dir, _ := filepath.Abs(rest)
-		r.sess.SetWorkspace(dir)
-		r.event("workspace", map[string]any{"root": dir}, "workspace: "+dir)
-	case "/status":
-		r.status()
-	default:
-		if strings.HasPrefix(cmd, "/") && strings.Contains(cmd, ":") {
-			r.command(ctx, strings.TrimPrefix(cmd, "/"), rest, interrupts)
-			return
-		}
-		r.fail(fmt.Errorf("unknown command %q; /help lists them", cmd))
-	}
-	return false
+	r.withInterrupt(ctx, interrupts, func(ctx context.Context) { quit = r.cmds.Run(ctx, line) })
+	return quit
 }
 
-func (r *repl) fail(err error) {
-	msg := err.Error()
-	if hint := replHint(err); hint != "" {
-		msg += "; " + hint
-	}
-	r.event("error", map[string]any{"message": msg}, "error: "+msg)
-}
-
-// replHint is the REPL command that helps after err: the runtime's
-// messages name no front-end command, so the front-end adds its own.
-func replHint(err error) string {
-	switch {
-	case errors.Is(err, host.ErrNoSuchTool):
-		return "/tools lists them"
-	case errors.Is(err, host.ErrNoSuchCommand):
-		return "/commands lists them"
-	case errors.Is(err, host.ErrNoSuchSkill):
-		return "/skills lists them"
-	case errors.Is(err, host.ErrNoSuchExtension):
-		return "/status lists the extensions"
-	case errors.Is(err, host.ErrExtensionDegraded):
-		return "/reload <extension> starts it again once it is fixed"
-	}
-	return ""
-}
-
-func (r *repl) tools() {
-	for _, t := range r.sess.Tools() {
-		mark := ""
-		if t.Deferred {
-			mark = " (deferred: reach it through tool_search)"
-		}
-		r.event("tool", map[string]any{"name": t.Name, "capability": t.Capability, "description": t.Def.Description, "deferred": t.Deferred, "streaming": t.Def.Streaming},
-			fmt.Sprintf("%-24s %-14s %s%s", t.Name, t.Capability, t.Def.Description, mark))
-	}
-}
-
-// skills lists the skills of the session's enabled extensions, or with a
-// name shows one's SKILL.md. Contributed skills are read-only: there is
-// no command that writes them.
-func (r *repl) skills(name string) {
-	if name != "" {
-		sk, text, err := r.sess.ReadSkill(name)
-		if err != nil {
-			r.fail(err)
-			return
-		}
-		r.event("skill", map[string]any{"name": sk.Name, "extension": sk.Extension, "description": sk.Description, "text": text}, text)
-		return
-	}
-	list := r.sess.Skills()
-	if len(list) == 0 {
-		r.event("skills", map[string]any{"skills": []any{}}, "no skills: no enabled extension contributes one")
-		return
-	}
-	var items []map[string]any
-	var b strings.Builder
-	for _, sk := range list {
-		items = append(items, map[string]any{"name": sk.Name, "extension": sk.Extension, "description": sk.Description})
-		fmt.Fprintf(&b, "%-24s %-14s %s\n", sk.Name, "ext:"+sk.Extension, sk.Description)
-	}
-	r.event("skills", map[string]any{"skills": items}, strings.TrimRight(b.String(), "\n"))
-}
-
-// interrupt is the line editor's Ctrl-C: it cancels the running call, if
-// any, and reports whether there was one.
+// interrupt is the line editor's Ctrl-C: it cancels the running command,
+// if any, and reports whether there was one.
 func (r *repl) interrupt() bool {
 	if !r.running.Load() {
 		return false
@@ -427,28 +337,13 @@ func (r *repl) interrupt() bool {
 	return true
 }
 
-// completions are the words the line editor completes after prefix: the
-// REPL's commands and the extensions' slash commands, or, after "/call ",
-// the session's tool names.
+// completions are the line editor's: the session commands' (none before
+// the session has started).
 func (r *repl) completions(prefix string) []string {
-	if r.sess == nil {
+	if r.cmds == nil {
 		return nil
 	}
-	if strings.HasPrefix(prefix, "/call ") && strings.Count(prefix, " ") == 1 {
-		var names []string
-		for _, t := range r.sess.Tools() {
-			names = append(names, t.Name)
-		}
-		return names
-	}
-	if strings.Contains(prefix, " ") {
-		return nil
-	}
-	names := slices.Clone(replCommands)
-	for _, c := range r.sess.Commands() {
-		names = append(names, "/"+c.Name)
-	}
-	return names
+	return r.cmds.Completions(prefix)
 }
 
 // editorHelp describes the line editor's keys, on a terminal.
@@ -458,9 +353,6 @@ func (r *repl) editorHelp() string {
 	}
 	return "\nkeys: Tab completes commands and tool names, Up/Down walk the history (kept across sessions), Ctrl-C cancels a running call or clears the line, Ctrl-D on an empty line quits"
 }
-
-// replCommands are the REPL's own commands, for completion and /help.
-var replCommands = []string{"/tools", "/prompt", "/call", "/commands", "/skills", "/reload", "/enable", "/disable", "/workspace", "/status", "/help", "/quit"}
 
 // withInterrupt runs f with a context that Ctrl-C cancels.
 func (r *repl) withInterrupt(ctx context.Context, interrupts chan os.Signal, f func(ctx context.Context)) {
@@ -479,174 +371,6 @@ func (r *repl) withInterrupt(ctx context.Context, interrupts chan os.Signal, f f
 	f(ctx)
 	close(done)
 }
-
-func (r *repl) call(ctx context.Context, rest string, interrupts chan os.Signal) {
-	name, args, _ := strings.Cut(rest, " ")
-	args = strings.TrimSpace(args)
-	if name == "" {
-		r.fail(errors.New("usage: /call <tool> [json-args]"))
-		return
-	}
-	if args == "" {
-		args = "{}"
-	}
-	if !json.Valid([]byte(args)) {
-		r.fail(fmt.Errorf("arguments for %s are not valid JSON: %s", name, args))
-		return
-	}
-	turn := r.sess.BeginTurn(ctx)
-	defer r.sess.EndTurn()
-	callID := fmt.Sprintf("call-%d", turn)
-	streamed := false
-	r.withInterrupt(ctx, interrupts, func(ctx context.Context) {
-		res, err := r.sess.CallTool(ctx, name, callID, json.RawMessage(args), func(u yep.ToolUpdateParams) {
-			if r.json {
-				r.event("update", map[string]any{"tool": name, "call_id": callID, "output": u.Output, "progress": u.Progress}, "")
-				return
-			}
-			if u.Output != "" {
-				streamed = true
-				out := u.Output
-				if !strings.HasSuffix(out, "\n") {
-					out += "\n"
-				}
-				r.raw(out)
-			} else if p := u.Progress; p != nil {
-				// Progress with no text (an MCP server's notifications/progress).
-				line := fmt.Sprintf("progress %g", p.Current)
-				if p.Total > 0 {
-					line = fmt.Sprintf("progress %g/%g", p.Current, p.Total)
-				}
-				if p.Message != "" {
-					line += " " + p.Message
-				}
-				r.raw(line + "\n")
-			}
-		})
-		switch {
-		case errors.Is(err, host.ErrToolTimeout):
-			r.event("timeout", map[string]any{"tool": name, "call_id": callID, "message": err.Error()}, "error: "+err.Error())
-		case errors.Is(err, yep.ErrCancelled) || errors.Is(err, context.Canceled):
-			r.event("cancelled", map[string]any{"tool": name, "call_id": callID}, "cancelled")
-		case err != nil:
-			r.fail(err)
-		default:
-			_ = streamed
-			r.event("result", map[string]any{"tool": name, "call_id": callID, "output": res.Output, "is_error": res.IsError, "data": res.Data},
-				resultText(res))
-		}
-	})
-}
-
-func resultText(res yep.ToolResult) string {
-	if res.IsError {
-		return "tool error: " + res.Output
-	}
-	return res.Output
-}
-
-func (r *repl) command(ctx context.Context, name, args string, interrupts chan os.Signal) {
-	r.withInterrupt(ctx, interrupts, func(ctx context.Context) {
-		res, err := r.sess.ExecuteCommand(ctx, name, args)
-		if err != nil {
-			r.fail(err)
-			return
-		}
-		r.event("command_result", map[string]any{"command": name, "success": res.Success, "message": res.Message}, res.Message)
-	})
-}
-
-func (r *repl) enable(ctx context.Context, name string) {
-	g, ok := r.local[name]
-	if !ok {
-		var err error
-		m, err := r.a.manager()
-		if err == nil {
-			g, err = m.EnableWith(ctx, name, r)
-		}
-		if err != nil {
-			r.fail(err)
-			return
-		}
-	}
-	r.sess.Activate(g)
-	r.event("enabled", map[string]any{"extension": name}, fmt.Sprintf("enabled %s; it is live from the next turn", name))
-}
-
-func (r *repl) disable(ctx context.Context, name string) {
-	if _, ok := r.local[name]; !ok {
-		m, err := r.a.manager()
-		if err == nil {
-			_, err = m.Disable(ctx, name)
-		}
-		if err != nil {
-			r.fail(err)
-			return
-		}
-	}
-	if !r.sess.Deactivate(name) {
-		r.event("disabled", map[string]any{"extension": name, "live": false}, fmt.Sprintf("disabled %s (it was not running in this session)", name))
-		return
-	}
-	r.event("disabled", map[string]any{"extension": name, "live": true}, fmt.Sprintf("disabled %s; it leaves at the next turn", name))
-}
-
-func (r *repl) status() {
-	stats := r.sess.Stats()
-	sort.Slice(stats, func(i, j int) bool { return stats[i].Name < stats[j].Name })
-	for _, st := range stats {
-		var refused []string
-		for _, rf := range st.Refusals {
-			refused = append(refused, rf.String())
-		}
-		fields := map[string]any{
-			"extension": st.Name, "state": st.State, "reason": st.Reason, "calls": st.Calls, "errors": st.Errors,
-			"p50_ms": ms(st.P50), "p99_ms": ms(st.P99), "restarts": st.Restarts, "trace_dropped": st.TraceDropped,
-			"hook_decisions": st.HookDecisions, "status": st.Status, "refusals": refused,
-		}
-		var hooks []string
-		for _, k := range sortedKeys(st.HookDecisions) {
-			hooks = append(hooks, fmt.Sprintf("%s:%d", k, st.HookDecisions[k]))
-		}
-		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
-			st.Name, r.a.paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
-		if st.Status != "" {
-			text += fmt.Sprintf(" status=%q", st.Status)
-		}
-		if st.Reason != "" {
-			text += "\n  " + st.Reason
-		}
-		for _, rf := range refused {
-			text += "\n  refused: " + rf
-		}
-		r.event("status", fields, text)
-	}
-	if r.mcp == nil {
-		return
-	}
-	for _, st := range r.mcp.Status() {
-		fields := map[string]any{"mcp_server": st.Name, "source": st.Source, "transport": st.Type, "state": st.State, "reason": st.Reason, "tools": st.Tools, "stderr_tail": st.StderrTail}
-		text := fmt.Sprintf("mcp:%-8s %s %s tools=%d from %s", st.Name, r.a.paint(fmt.Sprintf("%-9s", st.State)), st.Type, st.Tools, st.Source)
-		if st.Reason != "" {
-			text += "\n  " + st.Reason
-		}
-		for _, l := range st.StderrTail {
-			text += "\n  stderr: " + l
-		}
-		r.event("status", fields, text)
-	}
-}
-
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Ask implements host.AskSink on the terminal: the next stdin line is the
 // answer. A secret is read with echo off on a terminal and acknowledged
@@ -690,6 +414,16 @@ func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAs
 		r.event("ask_result", map[string]any{"extension": ext, "saved": true}, "(saved)")
 	}
 	return yep.UIAskResult{Answer: answer}, nil
+}
+
+// mcpStatus is the MCP client's servers as /status shows them.
+func mcpStatus(c *mcpclient.Client) []cmds.MCPServer {
+	var out []cmds.MCPServer
+	for _, st := range c.Status() {
+		out = append(out, cmds.MCPServer{Name: st.Name, Source: st.Source, Transport: st.Type, State: st.State,
+			Reason: st.Reason, Tools: st.Tools, StderrTail: st.StderrTail})
+	}
+	return out
 }
 
 // SetStatus implements host.StatusSink.

@@ -1,0 +1,419 @@
+// Package repl runs the session commands of an interactive yolop front-end
+// (/tools, /call, /status, /enable and the rest) against a running
+// [host.Session]. It parses one command line at a time and reports what
+// happened as events to the front-end's [Output]: each event has a kind,
+// fields for a machine-readable rendering and a text for a person. The
+// front-end keeps the terminal: reading lines, the line editor, signals
+// (it cancels the context of a running command on Ctrl-C), colour and
+// printing.
+//
+// cmd/yolop's `yolop session` is one front-end; a TUI or a user's own
+// binary is another, with the same commands and the same events.
+package repl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"yolop.dev/core/host"
+	"yolop.dev/core/yep"
+	"yolop.dev/harness/manager"
+)
+
+// An Output receives what the commands report. Both methods may be called
+// from the goroutine running a command only.
+type Output interface {
+	// Event reports one item: kind names it ("tool", "result", "error",
+	// …), fields are its machine-readable form and text its form for a
+	// person. An empty text means the item has no line of its own in a
+	// text rendering (a streamed update, which comes as Raw too).
+	Event(kind string, fields map[string]any, text string)
+	// Raw is streamed tool output for a text rendering, as it arrives,
+	// ending in a newline. A machine-readable rendering ignores it: the
+	// same update came as an "update" Event.
+	Raw(text string)
+}
+
+// An MCPServer is one MCP server's line in /status.
+type MCPServer struct {
+	Name       string
+	Source     string // where it was declared: .mcp.json or an extension
+	Transport  string // stdio or http
+	State      string
+	Reason     string
+	Tools      int
+	StderrTail []string
+}
+
+// Options configure a [REPL]. Session and Out are required.
+type Options struct {
+	Session *host.Session
+	Out     Output
+	// BasePrompt is the host's own system prompt, which /prompt shows
+	// with the extensions' contributions.
+	BasePrompt string
+	// Local are the grants of packages loaded in place (yolop session
+	// --ext): /enable and /disable switch them in this session only.
+	Local map[string]host.Grant
+	// Manager enables and disables installed extensions in the settings,
+	// for /enable and /disable of an extension that is not Local. Nil
+	// means only Local ones can be switched.
+	Manager func() (*manager.Manager, error)
+	// Ask answers the consent questions of /enable (a grant wider than the
+	// one approved).
+	Ask host.AskSink
+	// Paint colours a status word for a terminal; nil leaves it plain.
+	Paint func(word string) string
+	// MCPStatus lists the session's MCP servers for /status; nil means
+	// none.
+	MCPStatus func() []MCPServer
+	// KeysHelp is appended to /help: the front-end's own keys.
+	KeysHelp string
+}
+
+// A REPL runs command lines against one session.
+type REPL struct {
+	o Options
+}
+
+// New returns a REPL over o.Session.
+func New(o Options) *REPL {
+	if o.Paint == nil {
+		o.Paint = func(w string) string { return w }
+	}
+	return &REPL{o: o}
+}
+
+// Commands are the REPL's own commands, for completion and /help.
+var Commands = []string{"/tools", "/prompt", "/call", "/commands", "/skills", "/reload", "/enable", "/disable", "/workspace", "/status", "/help", "/quit"}
+
+// Run runs one command line and reports whether it asked to end the
+// session (/quit, /exit). Cancelling ctx cancels the running tool call or
+// command, which then reports "cancelled". Empty lines and lines starting
+// with # do nothing.
+func (r *REPL) Run(ctx context.Context, line string) (quit bool) {
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") {
+		return false
+	}
+	cmd, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	s := r.o.Session
+	switch cmd {
+	case "/quit", "/exit":
+		return true
+	case "/help":
+		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /skills [name] /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit"+r.o.KeysHelp)
+	case "/tools":
+		r.tools()
+	case "/prompt":
+		p := s.SystemPrompt(ctx, r.o.BasePrompt)
+		r.event("prompt", map[string]any{"text": p}, p)
+	case "/call":
+		r.call(ctx, rest)
+	case "/commands":
+		for _, c := range s.Commands() {
+			r.event("command", map[string]any{"name": c.Name, "description": c.Description}, fmt.Sprintf("/%s  %s", c.Name, c.Description))
+		}
+	case "/skills":
+		r.skills(rest)
+	case "/reload":
+		if err := s.Reload(ctx, rest); err != nil {
+			r.Fail(err)
+			return false
+		}
+		r.event("reloaded", map[string]any{"extension": rest}, fmt.Sprintf("reloaded %s", rest))
+	case "/enable":
+		r.enable(ctx, rest)
+	case "/disable":
+		r.disable(ctx, rest)
+	case "/workspace":
+		dir, _ := filepath.Abs(rest)
+		s.SetWorkspace(dir)
+		r.event("workspace", map[string]any{"root": dir}, "workspace: "+dir)
+	case "/status":
+		r.status()
+	default:
+		if strings.HasPrefix(cmd, "/") && strings.Contains(cmd, ":") {
+			r.command(ctx, strings.TrimPrefix(cmd, "/"), rest)
+			return false
+		}
+		r.Fail(fmt.Errorf("unknown command %q; /help lists them", cmd))
+	}
+	return false
+}
+
+func (r *REPL) event(kind string, fields map[string]any, text string) {
+	r.o.Out.Event(kind, fields, text)
+}
+
+// Fail reports err as an "error" event, with the command that helps
+// after it (see [Hint]).
+func (r *REPL) Fail(err error) {
+	msg := err.Error()
+	if hint := Hint(err); hint != "" {
+		msg += "; " + hint
+	}
+	r.event("error", map[string]any{"message": msg}, "error: "+msg)
+}
+
+// Hint is the REPL command that helps after err: the runtime's messages
+// name no front-end command, so the REPL adds its own.
+func Hint(err error) string {
+	switch {
+	case errors.Is(err, host.ErrNoSuchTool):
+		return "/tools lists them"
+	case errors.Is(err, host.ErrNoSuchCommand):
+		return "/commands lists them"
+	case errors.Is(err, host.ErrNoSuchSkill):
+		return "/skills lists them"
+	case errors.Is(err, host.ErrNoSuchExtension):
+		return "/status lists the extensions"
+	case errors.Is(err, host.ErrExtensionDegraded):
+		return "/reload <extension> starts it again once it is fixed"
+	}
+	return ""
+}
+
+// Completions are the words a line editor completes after prefix: the
+// REPL's commands and the extensions' slash commands, or, after "/call ",
+// the session's tool names.
+func (r *REPL) Completions(prefix string) []string {
+	s := r.o.Session
+	if strings.HasPrefix(prefix, "/call ") && strings.Count(prefix, " ") == 1 {
+		var names []string
+		for _, t := range s.Tools() {
+			names = append(names, t.Name)
+		}
+		return names
+	}
+	if strings.Contains(prefix, " ") {
+		return nil
+	}
+	names := slices.Clone(Commands)
+	for _, c := range s.Commands() {
+		names = append(names, "/"+c.Name)
+	}
+	return names
+}
+
+func (r *REPL) tools() {
+	for _, t := range r.o.Session.Tools() {
+		mark := ""
+		if t.Deferred {
+			mark = " (deferred: reach it through tool_search)"
+		}
+		r.event("tool", map[string]any{"name": t.Name, "capability": t.Capability, "description": t.Def.Description, "deferred": t.Deferred, "streaming": t.Def.Streaming},
+			fmt.Sprintf("%-24s %-14s %s%s", t.Name, t.Capability, t.Def.Description, mark))
+	}
+}
+
+// skills lists the skills of the session's enabled extensions, or with a
+// name shows one's SKILL.md. Contributed skills are read-only: there is
+// no command that writes them.
+func (r *REPL) skills(name string) {
+	s := r.o.Session
+	if name != "" {
+		sk, text, err := s.ReadSkill(name)
+		if err != nil {
+			r.Fail(err)
+			return
+		}
+		r.event("skill", map[string]any{"name": sk.Name, "extension": sk.Extension, "description": sk.Description, "text": text}, text)
+		return
+	}
+	list := s.Skills()
+	if len(list) == 0 {
+		r.event("skills", map[string]any{"skills": []any{}}, "no skills: no enabled extension contributes one")
+		return
+	}
+	var items []map[string]any
+	var b strings.Builder
+	for _, sk := range list {
+		items = append(items, map[string]any{"name": sk.Name, "extension": sk.Extension, "description": sk.Description})
+		fmt.Fprintf(&b, "%-24s %-14s %s\n", sk.Name, "ext:"+sk.Extension, sk.Description)
+	}
+	r.event("skills", map[string]any{"skills": items}, strings.TrimRight(b.String(), "\n"))
+}
+
+// call runs "/call <tool> [json-args]" as a turn of its own.
+func (r *REPL) call(ctx context.Context, rest string) {
+	name, args, _ := strings.Cut(rest, " ")
+	args = strings.TrimSpace(args)
+	if name == "" {
+		r.Fail(errors.New("usage: /call <tool> [json-args]"))
+		return
+	}
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		r.Fail(fmt.Errorf("arguments for %s are not valid JSON: %s", name, args))
+		return
+	}
+	s := r.o.Session
+	turn := s.BeginTurn(ctx)
+	defer s.EndTurn()
+	callID := fmt.Sprintf("call-%d", turn)
+	res, err := s.CallTool(ctx, name, callID, json.RawMessage(args), func(u yep.ToolUpdateParams) {
+		r.event("update", map[string]any{"tool": name, "call_id": callID, "output": u.Output, "progress": u.Progress}, "")
+		if text := updateText(u); text != "" {
+			r.o.Out.Raw(text)
+		}
+	})
+	switch {
+	case errors.Is(err, host.ErrToolTimeout):
+		r.event("timeout", map[string]any{"tool": name, "call_id": callID, "message": err.Error()}, "error: "+err.Error())
+	case errors.Is(err, yep.ErrCancelled) || errors.Is(err, context.Canceled):
+		r.event("cancelled", map[string]any{"tool": name, "call_id": callID}, "cancelled")
+	case err != nil:
+		r.Fail(err)
+	default:
+		r.event("result", map[string]any{"tool": name, "call_id": callID, "output": res.Output, "is_error": res.IsError, "data": res.Data},
+			resultText(res))
+	}
+}
+
+// updateText is a streamed update as a line of text: its output, or a
+// progress line when it has none (an MCP server's notifications/progress).
+func updateText(u yep.ToolUpdateParams) string {
+	if u.Output != "" {
+		if !strings.HasSuffix(u.Output, "\n") {
+			return u.Output + "\n"
+		}
+		return u.Output
+	}
+	p := u.Progress
+	if p == nil {
+		return ""
+	}
+	line := fmt.Sprintf("progress %g", p.Current)
+	if p.Total > 0 {
+		line = fmt.Sprintf("progress %g/%g", p.Current, p.Total)
+	}
+	if p.Message != "" {
+		line += " " + p.Message
+	}
+	return line + "\n"
+}
+
+func resultText(res yep.ToolResult) string {
+	if res.IsError {
+		return "tool error: " + res.Output
+	}
+	return res.Output
+}
+
+func (r *REPL) command(ctx context.Context, name, args string) {
+	res, err := r.o.Session.ExecuteCommand(ctx, name, args)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	r.event("command_result", map[string]any{"command": name, "success": res.Success, "message": res.Message}, res.Message)
+}
+
+func (r *REPL) enable(ctx context.Context, name string) {
+	g, ok := r.o.Local[name]
+	if !ok {
+		m, err := r.manager()
+		if err == nil {
+			g, err = m.EnableWith(ctx, name, r.o.Ask)
+		}
+		if err != nil {
+			r.Fail(err)
+			return
+		}
+	}
+	r.o.Session.Activate(g)
+	r.event("enabled", map[string]any{"extension": name}, fmt.Sprintf("enabled %s; it is live from the next turn", name))
+}
+
+func (r *REPL) disable(ctx context.Context, name string) {
+	if _, ok := r.o.Local[name]; !ok {
+		m, err := r.manager()
+		if err == nil {
+			_, err = m.Disable(ctx, name)
+		}
+		if err != nil {
+			r.Fail(err)
+			return
+		}
+	}
+	if !r.o.Session.Deactivate(name) {
+		r.event("disabled", map[string]any{"extension": name, "live": false}, fmt.Sprintf("disabled %s (it was not running in this session)", name))
+		return
+	}
+	r.event("disabled", map[string]any{"extension": name, "live": true}, fmt.Sprintf("disabled %s; it leaves at the next turn", name))
+}
+
+func (r *REPL) manager() (*manager.Manager, error) {
+	if r.o.Manager == nil {
+		return nil, errors.New("this front-end manages no installed extensions; only those loaded in place can be enabled or disabled")
+	}
+	return r.o.Manager()
+}
+
+func (r *REPL) status() {
+	stats := r.o.Session.Stats()
+	sort.Slice(stats, func(i, j int) bool { return stats[i].Name < stats[j].Name })
+	for _, st := range stats {
+		var refused []string
+		for _, rf := range st.Refusals {
+			refused = append(refused, rf.String())
+		}
+		fields := map[string]any{
+			"extension": st.Name, "state": st.State, "reason": st.Reason, "calls": st.Calls, "errors": st.Errors,
+			"p50_ms": ms(st.P50), "p99_ms": ms(st.P99), "restarts": st.Restarts, "trace_dropped": st.TraceDropped,
+			"hook_decisions": st.HookDecisions, "status": st.Status, "refusals": refused,
+		}
+		var hooks []string
+		for _, k := range sortedKeys(st.HookDecisions) {
+			hooks = append(hooks, fmt.Sprintf("%s:%d", k, st.HookDecisions[k]))
+		}
+		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
+			st.Name, r.o.Paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
+		if st.Status != "" {
+			text += fmt.Sprintf(" status=%q", st.Status)
+		}
+		if st.Reason != "" {
+			text += "\n  " + st.Reason
+		}
+		for _, rf := range refused {
+			text += "\n  refused: " + rf
+		}
+		r.event("status", fields, text)
+	}
+	if r.o.MCPStatus == nil {
+		return
+	}
+	for _, st := range r.o.MCPStatus() {
+		fields := map[string]any{"mcp_server": st.Name, "source": st.Source, "transport": st.Transport, "state": st.State, "reason": st.Reason, "tools": st.Tools, "stderr_tail": st.StderrTail}
+		text := fmt.Sprintf("mcp:%-8s %s %s tools=%d from %s", st.Name, r.o.Paint(fmt.Sprintf("%-9s", st.State)), st.Transport, st.Tools, st.Source)
+		if st.Reason != "" {
+			text += "\n  " + st.Reason
+		}
+		for _, l := range st.StderrTail {
+			text += "\n  stderr: " + l
+		}
+		r.event("status", fields, text)
+	}
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,241 @@
+package repl_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"yolop.dev/harness"
+	"yolop.dev/harness/manager"
+	"yolop.dev/harness/repl"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type event struct {
+	kind   string
+	fields map[string]any
+	text   string
+}
+
+// recorder is an Output that keeps what it is given; onRaw, if set, sees
+// each streamed line.
+type recorder struct {
+	mu     sync.Mutex
+	events []event
+	raw    []string
+	onRaw  func(string)
+}
+
+func (r *recorder) Event(kind string, fields map[string]any, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, event{kind, fields, text})
+}
+
+func (r *recorder) Raw(text string) {
+	r.mu.Lock()
+	r.raw = append(r.raw, text)
+	f := r.onRaw
+	r.mu.Unlock()
+	if f != nil {
+		f(text)
+	}
+}
+
+// take returns and forgets what was recorded.
+func (r *recorder) take() ([]event, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev, raw := r.events, r.raw
+	r.events, r.raw = nil, nil
+	return ev, raw
+}
+
+func kinds(evs []event) []string {
+	var k []string
+	for _, e := range evs {
+		k = append(k, e.kind)
+	}
+	return k
+}
+
+// session installs and enables the echo example in a fresh config
+// directory and starts a session over it.
+func session(t *testing.T) (*harness.Harness, *harness.Session) {
+	t.Helper()
+	pkg := t.TempDir()
+	manifest, err := os.ReadFile("../../core/examples/echo/plugin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "plugin.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(pkg, "bin", "yolop-extension-echo")
+	if b, err := exec.Command("go", "build", "-o", out, "yolop.dev/core/examples/echo").CombinedOutput(); err != nil {
+		t.Fatalf("building the echo server: %v\n%s", err, b)
+	}
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accept := func(context.Context, manager.Proposal) error { return nil }
+	if _, err := h.Manager().Install(ctx, manager.InstallRequest{Source: pkg, Consent: accept}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Manager().Enable(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{})
+	if len(warnings) > 0 {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	t.Cleanup(s.Close)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return h, s
+}
+
+// TestCommands drives every kind of command line through a real session
+// over the echo example and checks the events each reports.
+func TestCommands(t *testing.T) {
+	h, s := session(t)
+	out := &recorder{}
+	r := repl.New(repl.Options{Session: s.Session, Out: out, BasePrompt: "BASE PROMPT",
+		Manager: func() (*manager.Manager, error) { return h.Manager(), nil },
+		Paint:   func(w string) string { return "<" + strings.TrimSpace(w) + ">" }})
+	ctx := context.Background()
+
+	for _, line := range []string{"", "   ", "# a comment"} {
+		if r.Run(ctx, line) {
+			t.Fatalf("%q quit", line)
+		}
+	}
+	if ev, _ := out.take(); len(ev) != 0 {
+		t.Fatalf("blank and comment lines reported %v", kinds(ev))
+	}
+
+	r.Run(ctx, "/tools")
+	ev, _ := out.take()
+	var names []string
+	for _, e := range ev {
+		names = append(names, e.fields["name"].(string))
+	}
+	if !slices.Contains(names, "echo") || !slices.Contains(names, "count") {
+		t.Fatalf("/tools listed %v", names)
+	}
+
+	r.Run(ctx, `/call echo {"text":"round trip"}`)
+	ev, _ = out.take()
+	if len(ev) != 1 || ev[0].kind != "result" || ev[0].fields["output"] != "round trip" || ev[0].text != "round trip" {
+		t.Fatalf("/call echo = %+v", ev)
+	}
+
+	r.Run(ctx, `/call count {"n":3,"delay_ms":1}`)
+	ev, raw := out.take()
+	if got := strings.Join(raw, ""); got != "1\n2\n3\n" {
+		t.Fatalf("streamed text = %q", got)
+	}
+	if k := kinds(ev); !slices.Equal(k, []string{"update", "update", "update", "result"}) || ev[0].text != "" {
+		t.Fatalf("/call count events = %v (an update must have no text line of its own)", k)
+	}
+
+	for line, want := range map[string]string{
+		"/call nosuch {}":      "/tools lists them",
+		"/call echo {not json": "not valid JSON",
+		"/call":                "usage: /call",
+		"/frobnicate":          `unknown command "/frobnicate"; /help lists them`,
+		"/echo:nosuch":         "/commands lists them",
+		"/skills nosuch":       "/skills lists them",
+	} {
+		r.Run(ctx, line)
+		ev, _ = out.take()
+		if len(ev) != 1 || ev[0].kind != "error" || !strings.Contains(ev[0].text, want) {
+			t.Fatalf("%s = %+v, want an error saying %q", line, ev, want)
+		}
+	}
+
+	r.Run(ctx, "/echo:greet world")
+	ev, _ = out.take()
+	if len(ev) != 1 || ev[0].kind != "command_result" || !strings.Contains(ev[0].text, "world") {
+		t.Fatalf("/echo:greet = %+v", ev)
+	}
+
+	r.Run(ctx, "/prompt")
+	ev, _ = out.take()
+	if len(ev) != 1 || !strings.HasPrefix(ev[0].text, "BASE PROMPT") || !strings.Contains(ev[0].text, "echo extension is installed") {
+		t.Fatalf("/prompt = %+v", ev)
+	}
+
+	r.Run(ctx, "/status")
+	ev, _ = out.take()
+	if len(ev) != 1 || ev[0].fields["extension"] != "echo" || !strings.Contains(ev[0].text, "<ready>") || ev[0].fields["calls"].(int64) < 2 {
+		t.Fatalf("/status = %+v (the state word painted, the calls counted)", ev)
+	}
+
+	// /disable and /enable go through the manager: the settings change.
+	r.Run(ctx, "/disable echo")
+	ev, _ = out.take()
+	if len(ev) != 1 || ev[0].kind != "disabled" || ev[0].fields["live"] != true {
+		t.Fatalf("/disable echo = %+v", ev)
+	}
+	if on, err := h.Settings().Enabled(ctx); err != nil || slices.Contains(on, "echo") {
+		t.Fatalf("after /disable the settings enable %v (%v)", on, err)
+	}
+	r.Run(ctx, "/enable echo")
+	ev, _ = out.take()
+	if len(ev) != 1 || ev[0].kind != "enabled" {
+		t.Fatalf("/enable echo = %+v", ev)
+	}
+	if on, err := h.Settings().Enabled(ctx); err != nil || !slices.Contains(on, "echo") {
+		t.Fatalf("after /enable the settings enable %v (%v)", on, err)
+	}
+
+	if c := r.Completions("/ca"); !slices.Contains(c, "/call") || !slices.Contains(c, "/echo:greet") {
+		t.Fatalf("completions of /ca = %v", c)
+	}
+	if c := r.Completions("/call "); !slices.Contains(c, "echo") {
+		t.Fatalf("completions of /call = %v", c)
+	}
+	if !r.Run(ctx, "/quit") || !r.Run(ctx, "/exit") {
+		t.Fatal("/quit and /exit did not quit")
+	}
+}
+
+// TestCancelledCall: cancelling the context of a running call reports it
+// cancelled, and the session goes on.
+func TestCancelledCall(t *testing.T) {
+	_, s := session(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &recorder{onRaw: func(line string) {
+		if line == "2\n" {
+			cancel()
+		}
+	}}
+	r := repl.New(repl.Options{Session: s.Session, Out: out})
+	r.Run(ctx, `/call count {"n":100000,"delay_ms":1}`)
+	ev, _ := out.take()
+	if last := ev[len(ev)-1]; last.kind != "cancelled" || last.text != "cancelled" {
+		t.Fatalf("a cancelled call ended with %+v", last)
+	}
+	r.Run(context.Background(), `/call echo {"text":"still here"}`)
+	ev, _ = out.take()
+	if len(ev) != 1 || ev[0].fields["output"] != "still here" {
+		t.Fatalf("the call after the cancel = %+v", ev)
+	}
+	r.Run(context.Background(), "/disable echo")
+	ev, _ = out.take()
+	if len(ev) != 1 || ev[0].kind != "error" || !strings.Contains(ev[0].text, "only those loaded in place") {
+		t.Fatalf("/disable without a manager = %+v", ev)
+	}
+}
