@@ -142,8 +142,10 @@ func byHand(b *testing.B, tr *stdio.Transport, spec core.ServerSpec) (time.Durat
 // echo servers in parallel with os/exec, one initialize line each, until
 // the last answer; session is host.NewSession with ten eager extensions
 // and Start (which spawns them in parallel and returns once every
-// handshake is done). It reports each median and session/floor. Run it
-// with
+// handshake is done); transport is ten of this transport's Start with the
+// initialize line by hand, in parallel, which splits the session's cost
+// over the floor into the transport's and the host's. It reports each
+// median and the ratios to the floor. Run it with
 //
 //	go test -run '^$' -bench SpawnReadyTen -benchtime 100x ./transport/stdio
 func BenchmarkSpawnReadyTen(b *testing.B) {
@@ -209,8 +211,40 @@ func BenchmarkSpawnReadyTen(b *testing.B) {
 		}
 		return d, s.Close
 	}
-	paths := []func(*testing.B) (time.Duration, func()){floor, session}
-	times := make([][]time.Duration, 2)
+	transport := func(b *testing.B) (time.Duration, func()) {
+		insts := make([]core.Instance, n)
+		errs := make(chan error, n)
+		t0 := time.Now()
+		for i := range insts {
+			go func() {
+				inst, err := tr.Start(context.Background(), grants[i].Server)
+				if err != nil {
+					errs <- err
+					return
+				}
+				insts[i] = inst
+				if _, err := inst.Stdin().Write([]byte(initializeLine)); err != nil {
+					errs <- err
+					return
+				}
+				_, err = bufio.NewReader(inst.Stdout()).ReadBytes('\n')
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		d := time.Since(t0)
+		return d, func() {
+			for _, inst := range insts {
+				inst.Kill()
+			}
+		}
+	}
+	paths := []func(*testing.B) (time.Duration, func()){floor, session, transport}
+	times := make([][]time.Duration, len(paths))
 	i := 0
 	for b.Loop() {
 		for j := range paths {
@@ -228,8 +262,10 @@ func BenchmarkSpawnReadyTen(b *testing.B) {
 		slices.Sort(s)
 		return s[len(s)/2]
 	}
-	f, s := med(times[0]), med(times[1])
+	f, s, t := med(times[0]), med(times[1]), med(times[2])
 	b.ReportMetric(float64(f.Microseconds()), "floor-µs")
 	b.ReportMetric(float64(s.Microseconds()), "session-µs")
+	b.ReportMetric(float64(t.Microseconds()), "transport-µs")
 	b.ReportMetric(float64(s)/float64(f), "session/floor")
+	b.ReportMetric(float64(t)/float64(f), "transport/floor")
 }
