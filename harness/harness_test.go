@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"yolop.dev/harness"
-	"yolop.dev/harness/manager"
+	"yolop.dev/harness/internal/echotest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -26,44 +26,11 @@ func goBuild(t *testing.T, out, pkg string) {
 	}
 }
 
-// echoInstalled installs and enables the echo example (its server built
-// from core/examples/echo) in a fresh config directory, through the
-// harness's manager as `yolop ext install --yes` and `ext enable` would.
-func echoInstalled(t *testing.T) (cfg string) {
-	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Fatalf("the go command is needed to build the echo server: %v", err)
-	}
-	pkg := t.TempDir()
-	manifest, err := os.ReadFile("../core/examples/echo/plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(pkg, "plugin.json"), manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	goBuild(t, filepath.Join(pkg, "bin", "yolop-extension-echo"), "yolop.dev/core/examples/echo")
-	cfg = t.TempDir()
-	ctx := context.Background()
-	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	accept := func(context.Context, manager.Proposal) error { return nil }
-	if _, err := h.Manager().Install(ctx, manager.InstallRequest{Source: pkg, Consent: accept}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Manager().Enable(ctx, "echo"); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 // TestMinimalHost builds examples/minihost — a custom host binary in one
 // screen — and runs a streamed tool call through it over an installed,
 // enabled extension.
 func TestMinimalHost(t *testing.T) {
-	cfg := echoInstalled(t)
+	cfg := echotest.Installed(t)
 	bin := filepath.Join(t.TempDir(), "minihost")
 	goBuild(t, bin, "yolop.dev/harness/examples/minihost")
 	cmd := exec.Command(bin, "count", `{"n":3,"delay_ms":1}`)
@@ -87,7 +54,7 @@ func TestMinimalHost(t *testing.T) {
 // A session from the harness runs the enabled extensions with the
 // built-ins, verifies them before each spawn and scrubs stored secrets.
 func TestNewSession(t *testing.T) {
-	cfg := echoInstalled(t)
+	cfg := echotest.Installed(t)
 	ctx := context.Background()
 	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
 	if err != nil {

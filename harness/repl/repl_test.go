@@ -2,9 +2,6 @@ package repl_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"yolop.dev/harness"
+	"yolop.dev/harness/internal/echotest"
 	"yolop.dev/harness/manager"
 	"yolop.dev/harness/repl"
 )
@@ -67,32 +65,13 @@ func kinds(evs []event) []string {
 	return k
 }
 
-// session installs and enables the echo example in a fresh config
-// directory and starts a session over it.
+// session starts a session over the echo example, installed and enabled
+// in a fresh config directory.
 func session(t *testing.T) (*harness.Harness, *harness.Session) {
 	t.Helper()
-	pkg := t.TempDir()
-	manifest, err := os.ReadFile("../../core/examples/echo/plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(pkg, "plugin.json"), manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(pkg, "bin", "yolop-extension-echo")
-	if b, err := exec.Command("go", "build", "-o", out, "yolop.dev/core/examples/echo").CombinedOutput(); err != nil {
-		t.Fatalf("building the echo server: %v\n%s", err, b)
-	}
 	ctx := context.Background()
-	h, err := harness.Open(ctx, harness.Options{ConfigDir: t.TempDir()})
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: echotest.Installed(t)})
 	if err != nil {
-		t.Fatal(err)
-	}
-	accept := func(context.Context, manager.Proposal) error { return nil }
-	if _, err := h.Manager().Install(ctx, manager.InstallRequest{Source: pkg, Consent: accept}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Manager().Enable(ctx, "echo"); err != nil {
 		t.Fatal(err)
 	}
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{})

@@ -5,6 +5,7 @@ package stdio_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,10 +46,7 @@ func BenchmarkSpawnReady(b *testing.B) {
 		Tools:  []host.ToolGrant{{Name: "echo"}, {Name: "count", Streaming: true}},
 		Prompt: &host.PromptGrant{Text: "The echo extension is installed: call the echo tool to repeat text and count to watch streamed progress."},
 	}
-	paths := []struct {
-		name string
-		run  func(b *testing.B) (time.Duration, func())
-	}{
+	paths := []path{
 		{"floor", func(b *testing.B) (time.Duration, func()) {
 			t0 := time.Now()
 			cmd := exec.Command(bin)
@@ -85,13 +83,22 @@ func BenchmarkSpawnReady(b *testing.B) {
 		}},
 	}
 	if os.Getenv("YOLOP_BENCH_ONLY") != "" { // profile one path: YOLOP_BENCH_ONLY=session
-		paths = slices.DeleteFunc(paths, func(p struct {
-			name string
-			run  func(b *testing.B) (time.Duration, func())
-		}) bool {
-			return p.name != os.Getenv("YOLOP_BENCH_ONLY")
-		})
+		paths = slices.DeleteFunc(paths, func(p path) bool { return p.name != os.Getenv("YOLOP_BENCH_ONLY") })
 	}
+	runPaths(b, paths)
+}
+
+// A path is one way to get a server ready; run returns the time it took
+// and how to stop what it started.
+type path struct {
+	name string
+	run  func(b *testing.B) (time.Duration, func())
+}
+
+// runPaths runs every path once per iteration, in rotating order, the
+// stops untimed, and reports each median in µs and, when the first path
+// is the floor, each other's ratio to it.
+func runPaths(b *testing.B, paths []path) {
 	times := make([][]time.Duration, len(paths))
 	i := 0
 	for b.Loop() {
@@ -166,32 +173,13 @@ func BenchmarkSpawnReadyTen(b *testing.B) {
 	}
 	floor := func(b *testing.B) (time.Duration, func()) {
 		cmds := make([]*exec.Cmd, n)
-		errs := make(chan error, n)
-		t0 := time.Now()
-		for i := range cmds {
+		d := inParallel(b, n, func(i int) (io.Writer, io.Reader, error) {
 			cmd := exec.Command(bin)
 			cmds[i] = cmd
-			go func() {
-				in, _ := cmd.StdinPipe()
-				out, _ := cmd.StdoutPipe()
-				if err := cmd.Start(); err != nil {
-					errs <- err
-					return
-				}
-				if _, err := in.Write([]byte(initializeLine)); err != nil {
-					errs <- err
-					return
-				}
-				_, err := bufio.NewReader(out).ReadBytes('\n')
-				errs <- err
-			}()
-		}
-		for range n {
-			if err := <-errs; err != nil {
-				b.Fatal(err)
-			}
-		}
-		d := time.Since(t0)
+			in, _ := cmd.StdinPipe()
+			out, _ := cmd.StdoutPipe()
+			return in, out, cmd.Start()
+		})
 		return d, func() {
 			for _, c := range cmds {
 				c.Process.Kill()
@@ -213,59 +201,47 @@ func BenchmarkSpawnReadyTen(b *testing.B) {
 	}
 	transport := func(b *testing.B) (time.Duration, func()) {
 		insts := make([]core.Instance, n)
-		errs := make(chan error, n)
-		t0 := time.Now()
-		for i := range insts {
-			go func() {
-				inst, err := tr.Start(context.Background(), grants[i].Server)
-				if err != nil {
-					errs <- err
-					return
-				}
-				insts[i] = inst
-				if _, err := inst.Stdin().Write([]byte(initializeLine)); err != nil {
-					errs <- err
-					return
-				}
-				_, err = bufio.NewReader(inst.Stdout()).ReadBytes('\n')
-				errs <- err
-			}()
-		}
-		for range n {
-			if err := <-errs; err != nil {
-				b.Fatal(err)
+		d := inParallel(b, n, func(i int) (io.Writer, io.Reader, error) {
+			inst, err := tr.Start(context.Background(), grants[i].Server)
+			if err != nil {
+				return nil, nil, err
 			}
-		}
-		d := time.Since(t0)
+			insts[i] = inst
+			return inst.Stdin(), inst.Stdout(), nil
+		})
 		return d, func() {
 			for _, inst := range insts {
-				inst.Kill()
+				if inst != nil {
+					inst.Kill()
+				}
 			}
 		}
 	}
-	paths := []func(*testing.B) (time.Duration, func()){floor, session, transport}
-	times := make([][]time.Duration, len(paths))
-	i := 0
-	for b.Loop() {
-		for j := range paths {
-			k := (i + j) % len(paths)
-			d, stop := paths[k](b)
-			times[k] = append(times[k], d)
-			b.StopTimer()
-			stop()
-			b.StartTimer()
+	runPaths(b, []path{{"floor", floor}, {"session", session}, {"transport", transport}})
+}
+
+// inParallel runs n starts at once, each writing the initialize line to
+// the server it started and reading the answer, and returns the time
+// until the last answer.
+func inParallel(b *testing.B, n int, start func(i int) (io.Writer, io.Reader, error)) time.Duration {
+	errs := make(chan error, n)
+	t0 := time.Now()
+	for i := range n {
+		go func() {
+			w, r, err := start(i)
+			if err == nil {
+				_, err = w.Write([]byte(initializeLine))
+			}
+			if err == nil {
+				_, err = bufio.NewReader(r).ReadBytes('\n')
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
 		}
-		i++
 	}
-	med := func(d []time.Duration) time.Duration {
-		s := slices.Clone(d)
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
-	f, s, t := med(times[0]), med(times[1]), med(times[2])
-	b.ReportMetric(float64(f.Microseconds()), "floor-µs")
-	b.ReportMetric(float64(s.Microseconds()), "session-µs")
-	b.ReportMetric(float64(t.Microseconds()), "transport-µs")
-	b.ReportMetric(float64(s)/float64(f), "session/floor")
-	b.ReportMetric(float64(t)/float64(f), "transport/floor")
+	return time.Since(t0)
 }
