@@ -12,10 +12,11 @@ import (
 // goroutine decompresses and checks the next entries. Creating a file is
 // kernel work (openat with O_CREAT costs tens of microseconds on a
 // journalled filesystem, far more than writing a few hundred bytes), so on
-// more than one core the creates of different directories overlap. A
-// directory's files all go to the same writer: creates in one directory
-// serialise on its inode lock anyway, and this keeps them in archive
-// order.
+// more than one core the creates overlap. Each file goes to the writer
+// with the shortest queue. (Sending a directory's files all to one writer
+// left the others idle: an archive lists a directory's files together, so
+// the reader waited on that one writer's full queue.) Order between files
+// does not matter: every path was checked to be new before it is queued.
 const (
 	// maxParallelFile is the largest file handed to a writer; larger ones
 	// are written by the reading goroutine, which streams them.
@@ -49,6 +50,7 @@ type writeJob struct {
 // queued files are dropped (the staging tree is removed anyway).
 type writers struct {
 	queues []chan writeJob
+	next   int // where submit's search for the shortest queue starts
 	seed   maphash.Seed
 	wg     sync.WaitGroup // the writer goroutines
 	inFly  sync.WaitGroup // queued and running jobs
@@ -105,12 +107,28 @@ func (w *writers) buffer(n int) []byte {
 }
 
 // submit queues the creation of name in dir with data, which must come
-// from buffer and is owned by the pool from now on. dirKey picks the
-// writer.
+// from buffer and is owned by the pool from now on. It goes to the
+// writer with the fewest queued files (with byDirectory set, the one
+// dirKey hashes to).
 func (w *writers) submit(dirKey string, j writeJob) {
 	w.inFly.Add(1)
-	w.queues[maphash.String(w.seed, dirKey)%uint64(len(w.queues))] <- j
+	if byDirectory {
+		w.queues[maphash.String(w.seed, dirKey)%uint64(len(w.queues))] <- j
+		return
+	}
+	best := w.next % len(w.queues)
+	w.next++
+	for k := range w.queues {
+		if q := w.queues[(best+k)%len(w.queues)]; len(q) < len(w.queues[best]) {
+			best = (best + k) % len(w.queues)
+		}
+	}
+	w.queues[best] <- j
 }
+
+// byDirectory sends all of a directory's files to one writer, as
+// extraction did before; the benchmark compares the two in one run.
+var byDirectory = false
 
 // drain waits until every queued file is written (before directory
 // handles are closed, and at the end) and returns the first error.

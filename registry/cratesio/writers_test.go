@@ -91,3 +91,30 @@ func TestUnpackSerialAndParallelAgree(t *testing.T) {
 		t.Errorf("serial and parallel trees differ:\n%v\n%v", trees[0], trees[1])
 	}
 }
+
+// TestSubmitSpreadsADirectorysFiles: the files of one directory, listed
+// together as archives list them, go to the writer with the shortest
+// queue rather than all to one (which left the other writers idle while
+// the reader waited on that one's full queue).
+func TestSubmitSpreadsADirectorysFiles(t *testing.T) {
+	w := &writers{} // no writer goroutines: what is queued stays queued
+	for range 4 {
+		w.queues = append(w.queues, make(chan writeJob, writerQueue))
+	}
+	for i := range 8 {
+		w.submit("src/d0", writeJob{name: itoa(int64(i))})
+	}
+	for k, q := range w.queues {
+		if len(q) != 2 {
+			t.Fatalf("writer %d has %d of one directory's 8 files queued, want 2 each", k, len(q))
+		}
+	}
+	// Writer 2 catches up: the next files go to it until it is level.
+	<-w.queues[2]
+	<-w.queues[2]
+	w.submit("src/d1", writeJob{name: "x"})
+	w.submit("src/d2", writeJob{name: "y"})
+	if len(w.queues[2]) != 2 {
+		t.Fatalf("the writer with the empty queue got %d of the next 2 files, want both", len(w.queues[2]))
+	}
+}
