@@ -347,6 +347,14 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	}
 }
 
+// A ValidJSONUnmarshaler decodes a call's result from bytes the
+// connection has already checked to be valid JSON, so it may skip the
+// validation pass json.Unmarshal makes before decoding
+// ([yep.ToolResult] is one).
+type ValidJSONUnmarshaler interface {
+	UnmarshalValidJSON(b []byte) error
+}
+
 func decodeReply(method string, r reply, result any) error {
 	if r.err != nil {
 		if ire, ok := r.err.(*InvalidResponseError); ok {
@@ -359,6 +367,13 @@ func decodeReply(method string, r reply, result any) error {
 	}
 	if raw, ok := result.(*json.RawMessage); ok {
 		*raw = r.result
+		return nil
+	}
+	if u, ok := result.(ValidJSONUnmarshaler); ok {
+		// The whole message was validated when it was read.
+		if err := u.UnmarshalValidJSON(r.result); err != nil {
+			return fmt.Errorf("%s: decoding result: %w", method, err)
+		}
 		return nil
 	}
 	if err := json.Unmarshal(r.result, result); err != nil {

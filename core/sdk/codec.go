@@ -73,7 +73,7 @@ func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
 			return true
 		default:
 			// encoding/json matches keys case-insensitively; let it.
-			if len(key) <= len("tool_call_id") && hasUpper(key) {
+			if len(key) <= 3*len("tool_call_id") && jsonscan.MayFold(key) { // 3: a folded rune is up to 3 bytes
 				ok = false
 				return false
 			}
@@ -87,7 +87,7 @@ func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
 		if string(val) == "null" {
 			return true
 		}
-		s, _, plain := plainString(val, 0)
+		s, _, plain := jsonscan.PlainString(val, 0)
 		if !plain {
 			ok = false
 			return false
@@ -96,39 +96,6 @@ func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
 		return true
 	})
 	return ok && err == nil
-}
-
-func hasUpper(b []byte) bool {
-	for _, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			return true
-		}
-	}
-	return false
-}
-
-// plainString returns the contents of the JSON string at b[i] when it has
-// no escapes, and the index past it.
-func plainString(b []byte, i int) ([]byte, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, 0, false
-	}
-	ascii := true
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			// encoding/json turns invalid UTF-8 into U+FFFD; leave that to it.
-			if !ascii && !utf8.Valid(b[i+1:j]) {
-				return nil, 0, false
-			}
-			return b[i+1 : j], j + 1, true
-		case c == '\\' || c < 0x20:
-			return nil, 0, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, 0, false
 }
 
 // encodeToolResult encodes a tool result as the response's raw result, in

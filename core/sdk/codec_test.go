@@ -32,6 +32,9 @@ var toolCallSeeds = []string{
 	`{"name":"echo","traceparent":"a","traceparent":"b"}`,
 	`{"name":"echo","traceparent":null,"tracestate":7}`,
 	`{"name":"echo","TraceParent":"00-x"}`,
+	// encoding/json folds U+017F (ſ) to s and U+212A (K) to k as well.
+	"{\"name\":\"echo\",\"ſeſſion_id\":\"folded\"}",
+	"{\"name\":\"echo\",\"traceſtate\":\"k=v\"}",
 }
 
 // TestDecodeToolCallMatchesEncodingJSON checks the hand-written decoder

@@ -4,7 +4,10 @@
 // tracks strings and nesting.
 package jsonscan
 
-import "errors"
+import (
+	"errors"
+	"unicode/utf8"
+)
 
 var (
 	// ErrNotObject reports input that is not a JSON object.
@@ -126,4 +129,42 @@ func SkipValue(b []byte, i int) int {
 		}
 		return -1
 	}
+}
+
+// MayFold reports whether encoding/json might match key to a field name
+// that is spelled differently: it matches case-insensitively, folding
+// ASCII letters and also U+017F (ſ, to s) and U+212A (K, to k), so a key
+// with an upper-case ASCII letter or any non-ASCII byte may.
+func MayFold(key []byte) bool {
+	for _, c := range key {
+		if 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// PlainString returns the contents of the JSON string at b[i] when it has
+// no escapes and is valid UTF-8 (what encoding/json would decode to the
+// same bytes), and the index past it; false otherwise.
+func PlainString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			// encoding/json turns invalid UTF-8 into U+FFFD; leave that to it.
+			if !ascii && !utf8.Valid(b[i+1:j]) {
+				return nil, 0, false
+			}
+			return b[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20:
+			return nil, 0, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, 0, false
 }
