@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"yolop.dev/core/internal/jsonfuzz"
 	"yolop.dev/core/yep"
 )
 
@@ -45,17 +46,7 @@ func TestDecodeToolCallMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func FuzzDecodeToolCall(f *testing.F) {
-	for _, s := range toolCallSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if !json.Valid(b) {
-			return // the connection drops invalid lines before dispatch
-		}
-		checkDecode(t, b)
-	})
-}
+func FuzzDecodeToolCall(f *testing.F) { jsonfuzz.Valid(f, toolCallSeeds, checkDecode) }
 
 func checkDecode(t *testing.T, in []byte) {
 	t.Helper()

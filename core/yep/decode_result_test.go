@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"yolop.dev/core/internal/jsonfuzz"
 )
 
 var toolResultSeeds = []string{
@@ -47,17 +49,7 @@ func TestToolResultDecodeMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func FuzzToolResultDecode(f *testing.F) {
-	for _, s := range toolResultSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if !json.Valid(b) {
-			return // the connection validates every message before decoding
-		}
-		checkToolResult(t, b)
-	})
-}
+func FuzzToolResultDecode(f *testing.F) { jsonfuzz.Valid(f, toolResultSeeds, checkToolResult) }
 
 func checkToolResult(t *testing.T, in []byte) {
 	t.Helper()
