@@ -287,6 +287,45 @@ func (h *Harness) SecretField(ctx context.Context, name, field string) (*packagi
 	return nil, packaging.ConfigField{}, fmt.Errorf("extension %s has no secret field %q; its secret fields are: %s", name, field, strings.Join(names, ", "))
 }
 
+// A SecretState says whether one declared secret field of an installed
+// extension is set in the credential store; it never holds a value.
+type SecretState struct {
+	Extension, Field string
+	Env              string // the variable the server gets it in
+	Set              bool
+}
+
+// SecretStates lists the declared secret fields of the installed
+// extensions (of name only, when it is not empty), each with whether it
+// is set, in install order.
+func (h *Harness) SecretStates(ctx context.Context, name string) ([]SecretState, error) {
+	installed, err := h.store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []SecretState
+	for _, in := range installed {
+		if (name != "" && in.Name != name) || in.Manifest == nil {
+			continue
+		}
+		fields, err := in.Manifest.ConfigFields()
+		if err != nil {
+			return nil, err
+		}
+		set, err := h.secrets.Extension(ctx, in.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fields {
+			if f.Secret {
+				_, ok := set[f.Name]
+				out = append(out, SecretState{Extension: in.Name, Field: f.Name, Env: f.Env, Set: ok})
+			}
+		}
+	}
+	return out, nil
+}
+
 // SetSecret validates v against the field's schema (the message never
 // describes the value), stores it in the credential store, teaches the
 // scrubber and, when a session is live, restarts that extension with it.
@@ -390,6 +429,39 @@ type Session struct {
 	*host.Session
 	h         *Harness
 	stopWatch func()
+}
+
+// StartInPlace starts the session (every eager extension, see
+// [host.Session.Start]) and then each of inPlace — grants of packages
+// loaded in place, passed in SessionOptions.Extra — eager or not: that is
+// an author's dev loop, where a missing binary should show at once. It
+// returns every start error and how many of inPlace are not running.
+func (s *Session) StartInPlace(ctx context.Context, inPlace []host.Grant) (errs []error, failed int) {
+	if err := s.Start(ctx); err != nil {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		} else {
+			errs = []error{err}
+		}
+	}
+	for _, g := range inPlace {
+		e, ok := s.Extension(g.Name)
+		if !ok {
+			continue
+		}
+		switch st, _ := e.State(); st {
+		case host.StateReady:
+			continue
+		case host.StateDegraded, host.StateOff:
+			failed++ // an eager one that failed in Start: its error is in errs
+			continue
+		}
+		if err := e.Start(ctx); err != nil {
+			failed++
+			errs = append(errs, err)
+		}
+	}
+	return errs, failed
 }
 
 // Close stops live config, closes the session and its extensions.

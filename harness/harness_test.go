@@ -11,8 +11,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"yolop.dev/core/host"
 	"yolop.dev/harness"
 	"yolop.dev/harness/internal/echotest"
+	"yolop.dev/harness/manager"
+	"yolop.dev/harness/secrets"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -123,5 +126,75 @@ func TestInPlaceDirs(t *testing.T) {
 	grants, _, err = harness.InPlaceDirs([]string{good, missing})
 	if err == nil || grants != nil || !strings.HasPrefix(err.Error(), missing+": ") {
 		t.Fatalf("InPlaceDirs with a missing dir = %d grants, %v; want an error naming %s", len(grants), err, missing)
+	}
+}
+
+// TestSecretStates: the secret fields of installed extensions with whether
+// each is set, never a value; filtered by name.
+func TestSecretStates(t *testing.T) {
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: echotest.Installed(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Manager().Install(ctx, manager.InstallRequest{Source: echotest.Configured(t), Consent: echotest.Accept}); err != nil {
+		t.Fatal(err)
+	}
+	states, err := h.SecretStates(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := harness.SecretState{Extension: "configured", Field: "token", Env: "CONFIGURED_TOKEN"}
+	if len(states) != 1 || states[0] != want {
+		t.Fatalf("states = %+v, want only %+v (echo declares no secret)", states, want)
+	}
+	if _, err := h.SetSecret(ctx, "configured", "token", secrets.New("tok-12345678")); err != nil {
+		t.Fatal(err)
+	}
+	want.Set = true
+	if states, err := h.SecretStates(ctx, "configured"); err != nil || len(states) != 1 || states[0] != want {
+		t.Fatalf("after set: %+v, %v; want %+v", states, err, want)
+	}
+	if states, err := h.SecretStates(ctx, "echo"); err != nil || len(states) != 0 {
+		t.Fatalf("echo's secret states = %+v, %v; want none", states, err)
+	}
+}
+
+// TestStartInPlace: packages loaded in place start with the session, eager
+// or not, and one whose server is missing counts as failed, with its
+// error, while the others run.
+func TestStartInPlace(t *testing.T) {
+	ctx := context.Background()
+	good := echotest.Package(t)
+	broken := echotest.Package(t)
+	if err := os.RemoveAll(filepath.Join(broken, "bin")); err != nil {
+		t.Fatal(err)
+	}
+	grants, _, err := harness.InPlaceDirs([]string{good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, _, err := harness.InPlaceDirs([]string{broken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[0].Name = "broken"
+	bad[0].Server.Name = "broken"
+	grants[0].Prompt = nil // not eager: Start alone would leave it idle
+	grants[0].Hooks = nil
+	inPlace := append(grants, bad...)
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := h.NewSession(ctx, harness.SessionOptions{Extra: inPlace})
+	defer s.Close()
+	errs, failed := s.StartInPlace(ctx, inPlace)
+	if failed != 1 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken") {
+		t.Fatalf("StartInPlace = %v, %d failed; want the broken one's error, 1 failed", errs, failed)
+	}
+	e, _ := s.Extension("echo")
+	if st, _ := e.State(); st != host.StateReady {
+		t.Fatalf("the lazy in-place echo is %s after StartInPlace, want ready", st)
 	}
 }

@@ -148,33 +148,20 @@ func (a *app) extSecretListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			installed, err := h.Store().List(ctx)
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			states, err := h.SecretStates(ctx, name)
 			if err != nil {
 				return err
 			}
-			store := h.Secrets()
-			for _, in := range installed {
-				if (len(args) == 1 && in.Name != args[0]) || in.Manifest == nil {
-					continue
+			for _, st := range states {
+				state := "unset"
+				if st.Set {
+					state = "set"
 				}
-				fields, err := in.Manifest.ConfigFields()
-				if err != nil {
-					return err
-				}
-				set, err := store.Extension(ctx, in.Name)
-				if err != nil {
-					return err
-				}
-				for _, f := range fields {
-					if !f.Secret {
-						continue
-					}
-					state := "unset"
-					if _, ok := set[f.Name]; ok {
-						state = "set"
-					}
-					fmt.Fprintf(a.stdout, "%s.%s\t%s\tenv %s\n", in.Name, f.Name, state, f.Env)
-				}
+				fmt.Fprintf(a.stdout, "%s.%s\t%s\tenv %s\n", st.Extension, st.Field, state, st.Env)
 			}
 			return nil
 		},

@@ -164,30 +164,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		co.MCPStatus = func() []cmds.MCPServer { return mcpStatus(mcp) }
 	}
 	r.cmds = cmds.New(co)
-	var startErrs []error
-	if err := s.Start(ctx); err != nil {
-		startErrs = unjoin(err)
-	}
-	// A package loaded in place is the author's dev loop: start it now,
-	// eager or not, so a missing binary shows at once.
-	var dirFailed int
-	for _, g := range extraGrants[len(extra):] {
-		e, ok := s.Extension(g.Name)
-		if !ok {
-			continue
-		}
-		switch st, _ := e.State(); st {
-		case host.StateReady:
-			continue
-		case host.StateDegraded, host.StateOff:
-			dirFailed++ // an eager one that failed in Start: its error is in startErrs
-			continue
-		}
-		if err := e.Start(ctx); err != nil {
-			dirFailed++
-			startErrs = append(startErrs, err)
-		}
-	}
+	startErrs, dirFailed := s.StartInPlace(ctx, dirGrants)
 	if n := len(f.exts); n > 0 && dirFailed == n && len(s.Stats()) == n {
 		// Nothing else was asked for: a session without it is no use.
 		return fmt.Errorf("yolop session: %w", errors.Join(startErrs...))
@@ -256,13 +233,6 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 			return nil
 		}
 	}
-}
-
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // readLines feeds stdin lines to r.lines until EOF.
