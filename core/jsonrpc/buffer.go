@@ -5,7 +5,20 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+
+	"yolop.dev/core/internal/jsonscan"
 )
+
+// A JSONAppender appends its own JSON encoding to b and returns the
+// extended slice. A connection uses it in place of encoding/json for a
+// message's params or result ([yep.ToolCallParams] is one), so that a
+// value whose fields are already JSON (a tool call's arguments) is not
+// walked again by encoding/json's compaction of raw messages. What it
+// appends must be the valid, compact JSON encoding/json would produce; on
+// an error the message is not sent.
+type JSONAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
 
 // buffer is a pooled message buffer with a reusable JSON encoder.
 type buffer struct {
@@ -39,23 +52,7 @@ func putBuf(b *buffer) {
 func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
 
 // appendString appends s as a JSON string.
-func appendString(b *buffer, s string) {
-	simple := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			simple = false
-			break
-		}
-	}
-	if simple {
-		b.B = append(b.B, '"')
-		b.B = append(b.B, s...)
-		b.B = append(b.B, '"')
-		return
-	}
-	_ = appendJSON(b, s)
-}
+func appendString(b *buffer, s string) { b.B = jsonscan.AppendString(b.B, s) }
 
 // appendParams appends `,"params":<v>` unless v is nil.
 func appendParams(b *buffer, v any) error {
@@ -78,6 +75,13 @@ func appendJSON(b *buffer, v any) error {
 		return nil
 	case []byte:
 		b.raw(v)
+		return nil
+	case JSONAppender:
+		out, err := v.AppendJSON(b.B)
+		if err != nil {
+			return err
+		}
+		b.B = out
 		return nil
 	}
 	b.w.Reset()

@@ -702,7 +702,7 @@ func (c *Conn) handleTooLarge(tl *TooLargeError) {
 // dispatch handles one message inline, except a request to run, which it
 // returns for the caller to run.
 func (c *Conn) dispatch(line []byte) (job, bool) {
-	if !json.Valid(line) {
+	if !jsonscan.Valid(line) {
 		c.violation(true, fmt.Sprintf("a line that is not JSON: %q", truncate(line, 80)),
 			hclog.Warn, "skipping a line that is not JSON", "line", truncate(line, 200))
 		return job{}, false

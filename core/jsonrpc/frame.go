@@ -3,11 +3,12 @@ package jsonrpc
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"yolop.dev/core/internal/jsonscan"
 )
 
 // DefaultMaxMessageSize is the largest message a reader accepts when no
@@ -259,4 +260,4 @@ func (h *headerWriter) Write(msg []byte) error {
 	return err
 }
 
-func jsonValid(b []byte) bool { return json.Valid(b) }
+func jsonValid(b []byte) bool { return jsonscan.Valid(b) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"unicode/utf8"
 
 	"yolop.dev/core/internal/jsonscan"
 	"yolop.dev/core/yep"
@@ -103,12 +102,12 @@ func scanToolCall(b []byte, p *yep.ToolCallParams) bool {
 func encodeToolResult(r yep.ToolResult) json.RawMessage {
 	b := make([]byte, 0, len(r.Output)+len(r.Data)+48)
 	b = append(b, `{"output":`...)
-	b = appendJSONString(b, r.Output)
+	b = jsonscan.AppendString(b, r.Output)
 	if r.IsError {
 		b = append(b, `,"is_error":true`...)
 	}
 	if len(r.Data) > 0 {
-		if !json.Valid(r.Data) {
+		if !jsonscan.Valid(r.Data) {
 			// Let the encoder report it as it would have.
 			raw, err := json.Marshal(r)
 			if err != nil {
@@ -120,61 +119,4 @@ func encodeToolResult(r yep.ToolResult) json.RawMessage {
 		b = append(b, r.Data...)
 	}
 	return append(b, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string the way encoding/json does
-// with HTML escaping off: invalid UTF-8 becomes U+FFFD, and U+2028 and
-// U+2029 are escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

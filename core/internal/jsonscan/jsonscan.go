@@ -1,10 +1,13 @@
-// Package jsonscan walks the top level of a JSON object without decoding
-// it: the envelope splitter of core/jsonrpc and the SDK's fast tool/call
-// decoder share it. Input is valid JSON or a prefix of it; the scanner only
-// tracks strings and nesting.
+// Package jsonscan holds core's hand-written JSON fast paths, each checked
+// against encoding/json by a fuzz test: a walker of the top level of an
+// object that does not decode it (the envelope splitter of core/jsonrpc and
+// the SDK's fast tool/call decoder share it), a validator ([Valid]) and a
+// string encoder ([AppendString]). The walker's input is valid JSON or a
+// prefix of it; it only tracks strings and nesting.
 package jsonscan
 
 import (
+	"encoding/binary"
 	"errors"
 	"unicode/utf8"
 )
@@ -153,6 +156,15 @@ func PlainString(b []byte, i int) ([]byte, int, bool) {
 	}
 	ascii := true
 	for j := i + 1; j < len(b); j++ {
+		for len(b)-j >= 8 {
+			if x := binary.LittleEndian.Uint64(b[j:]); special(x)|x&highs != 0 {
+				break
+			}
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
 		switch c := b[j]; {
 		case c == '"':
 			// encoding/json turns invalid UTF-8 into U+FFFD; leave that to it.
