@@ -167,7 +167,7 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request) (any, error
 	ctx = WithTraceContext(ctx, p.TraceParent, p.TraceState)
 	call := &ToolCall{
 		ID: p.ToolCallID, Name: p.Name, Args: p.Args, SessionID: p.SessionID, RequestID: req.ID,
-		s: s, ctx: ctx, streaming: t.streaming,
+		s: s, ctx: ctx, streaming: t.streaming, wireArgs: p.Args,
 	}
 	res, err := guard(s, fmt.Sprintf("tool %q", p.Name), func() (yep.ToolResult, error) { return t.h(ctx, call) })
 	if err != nil {

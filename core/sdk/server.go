@@ -558,12 +558,18 @@ type ToolCall struct {
 	s         *Server
 	ctx       context.Context
 	streaming bool
+	wireArgs  json.RawMessage // Args as they came, validated, from the connection
 }
 
 // Bind decodes the arguments into v. Missing arguments decode as {}, so
 // v keeps its zero values.
 func (c *ToolCall) Bind(v any) error {
 	if len(c.Args) == 0 || string(c.Args) == "null" {
+		return nil
+	}
+	// Args the connection validated skip the fast path's own check.
+	valid := len(c.Args) == len(c.wireArgs) && &c.Args[0] == &c.wireArgs[0]
+	if bindFast(c.Args, valid, v) {
 		return nil
 	}
 	if err := json.Unmarshal(c.Args, v); err != nil {

@@ -83,6 +83,15 @@ func SkipWS(b []byte, i int) int {
 // -1 if it is cut short.
 func SkipString(b []byte, i int) int {
 	for j := i + 1; j < len(b); j++ {
+		for len(b)-j >= 8 {
+			if special(binary.LittleEndian.Uint64(b[j:])) != 0 {
+				break
+			}
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
 		switch b[j] {
 		case '\\':
 			j++
