@@ -190,6 +190,7 @@ type Conn struct {
 	done    chan struct{}
 	wg      sync.WaitGroup // readers, workers and cancel senders
 	readWG  sync.WaitGroup // done when reading has ended
+	cr      callerRole     // the calling side's reading (callerread.go)
 }
 
 type pending struct {
@@ -200,6 +201,7 @@ type pending struct {
 type reply struct {
 	result json.RawMessage
 	err    error
+	role   bool // the reading role comes with it (callerread.go)
 }
 
 // NewConn starts a connection reading from r and writing to w. Reading
@@ -254,6 +256,7 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		done:     make(chan struct{}),
 	}
 	c.violations = newViolationLog(&opts)
+	c.cr.dl = interruptible(r, c.reader)
 	c.readWG.Add(1)
 	c.wg.Add(1)
 	go c.serve(true, nil)
@@ -334,17 +337,34 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		return fmt.Errorf("%s: %w", method, err)
 	}
 
+	if c.takeParked() {
+		return c.readForCall(ctx, method, id, p, result)
+	}
 	select {
 	case r := <-p.ch:
-		return decodeReply(method, r, result)
+		return decodeReply(method, c.takeRole(r), result)
 	case <-ctx.Done():
-		if !c.forget(id) {
-			// The response won the race; use it.
-			return decodeReply(method, <-p.ch, result)
-		}
-		c.sendCancel(yep.IntID(id))
-		return &CancelledError{Method: method, Cause: ctx.Err()}
+		return c.cancelled(method, id, p, result, ctx.Err())
 	}
+}
+
+// cancelled ends a call whose context ended with cause: the response, if
+// it won the race, else a cancel sent and a *CancelledError.
+func (c *Conn) cancelled(method string, id int64, p *pending, result any, cause error) error {
+	if !c.forget(id) {
+		// The response won the race; use it.
+		return decodeReply(method, c.takeRole(<-p.ch), result)
+	}
+	c.sendCancel(yep.IntID(id))
+	return &CancelledError{Method: method, Cause: cause}
+}
+
+// takeRole parks the reading role if r brought it.
+func (c *Conn) takeRole(r reply) reply {
+	if r.role {
+		c.parkRole()
+	}
+	return r
 }
 
 // A ValidJSONUnmarshaler decodes a call's result from bytes the
@@ -536,6 +556,12 @@ func (c *Conn) shutdown(cause error) {
 	for _, p := range pend {
 		p.ch <- reply{err: &ClosedError{Cause: cause}}
 	}
+	if c.cr.dl != nil {
+		// A caller reading for its answer returns now, without waiting for
+		// the stream to end; a parked role passes on, so reading ends.
+		c.interrupt()
+		c.unpark()
+	}
 }
 
 // serve is the body of every connection goroutine. The goroutine holding
@@ -549,17 +575,20 @@ func (c *Conn) serve(role bool, j *job) {
 	defer c.wg.Done()
 	for {
 		if role {
-			next, ok := c.readUntilJob()
-			if !ok {
+			next, st := c.readUntilJob()
+			switch {
+			case st == readEnded:
 				c.readWG.Done()
 				return
-			}
-			if c.moreBuffered() || roleHandoff == "immediate" {
+			case st == roleGiven:
+				// A caller took the role with its answer; wait idle.
+				role = false
+			case c.moreBuffered() || roleHandoff == "immediate":
 				// Another message is already here: let another goroutine
 				// read it while this one runs the request.
 				c.passRole()
 				role, j = false, &next
-			} else {
+			default:
 				// Keep the role while the request runs; if it runs past
 				// roleHandoffDelay, a timer passes the role on, so reading
 				// (and with it a cancel for this request) never waits
@@ -644,41 +673,73 @@ func (h *deferredHandoff) keep() bool {
 	return h.state.CompareAndSwap(0, 2)
 }
 
+// readState is how readUntilJob ended.
+type readState int
+
+const (
+	gotJob    readState = iota // a request to run
+	readEnded                  // reading has ended
+	roleGiven                  // the reading role went to a caller
+)
+
 // readUntilJob reads and dispatches messages until one is a request to
-// run, which it returns; it reports false once reading has ended.
-func (c *Conn) readUntilJob() (job, bool) {
+// run, which it returns, until reading ends, or until it hands the reading
+// role to a caller with its answer.
+func (c *Conn) readUntilJob() (job, readState) {
 	for {
-		msg, err := c.reader.Read()
-		if err != nil {
-			var tl *TooLargeError
-			if errors.As(err, &tl) {
-				c.handleTooLarge(tl)
-				if c.Err() != nil {
-					c.flushSuppressed()
-					return job{}, false
-				}
-				continue
-			}
-			c.flushSuppressed()
-			cause := err
-			if c.opts.PeerGone != nil {
-				cause = c.opts.PeerGone(err)
-			}
-			if cause == nil {
-				cause = err
-			}
-			c.shutdown(cause)
-			return job{}, false
+		msg, ok := c.readMessage()
+		if !ok {
+			return job{}, readEnded
 		}
-		j, ok := c.dispatch(msg)
-		if ok {
-			return j, true
+		var j job
+		run := false
+		if msg != nil {
+			j, run = c.dispatch(msg)
 		}
-		if c.Err() != nil {
+		switch {
+		case run:
+			return j, gotJob
+		case c.handOver():
+			// Answering a call (an oversized message too) handed the role
+			// to its caller, who now ends reading if the connection ended.
+			return job{}, roleGiven
+		case msg != nil && c.Err() != nil:
 			c.flushSuppressed()
-			return job{}, false
+			return job{}, readEnded
 		}
 	}
+}
+
+// readMessage reads the next message. It returns nil (and true) for a
+// message it skipped (an oversized one, which it answers or fails) or a
+// read it interrupted itself, and false once reading has ended.
+func (c *Conn) readMessage() ([]byte, bool) {
+	msg, err := c.reader.Read()
+	if err == nil {
+		return msg, true
+	}
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		c.handleTooLarge(tl)
+		if c.cr.giveTo == nil && c.Err() != nil {
+			c.flushSuppressed()
+			return nil, false
+		}
+		return nil, true // a caller given the role ends reading if need be
+	}
+	if c.ownInterrupt(err) {
+		return nil, true
+	}
+	c.flushSuppressed()
+	cause := err
+	if c.opts.PeerGone != nil {
+		cause = c.opts.PeerGone(err)
+	}
+	if cause == nil {
+		cause = err
+	}
+	c.shutdown(cause)
+	return nil, false
 }
 
 // handleTooLarge answers or fails the request or call an oversized message
@@ -796,6 +857,10 @@ func (c *Conn) deliver(id int64, r reply) bool {
 		delete(c.pending, id)
 		if p.onNotify != nil {
 			c.notifyN--
+		}
+		if c.giveRoleWith(p.ch, r) {
+			c.mu.Unlock()
+			return true // sent with the role by handOver
 		}
 	}
 	c.mu.Unlock()

@@ -25,8 +25,8 @@ import (
 func pair(t *testing.T, client, server Options) (*Conn, *Conn) {
 	t.Helper()
 	leakcheck.Check(t)
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
+	cr, sw := testPipe(t)
+	sr, cw := testPipe(t)
 	client.Closer = multiCloser{cw, cr}
 	server.Closer = multiCloser{sw, sr}
 	c := NewConn(cr, cw, client)
@@ -54,8 +54,8 @@ func (m multiCloser) Close() error {
 func raw(t *testing.T, opts Options) (send func(string), recv func() map[string]any, conn *Conn) {
 	t.Helper()
 	leakcheck.Check(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
+	inR, inW := testPipe(t)
+	outR, outW := testPipe(t)
 	opts.Closer = multiCloser{outW, inR}
 	conn = NewConn(inR, outW, opts)
 	sc := bufio.NewScanner(outR)
@@ -349,8 +349,8 @@ func TestNotificationsCorrelateByRequestID(t *testing.T) {
 
 func TestPeerGoneFailsEveryPendingCall(t *testing.T) {
 	leakcheck.Check(t)
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
+	cr, sw := testPipe(t)
+	sr, cw := testPipe(t)
 	c := NewConn(cr, cw, Options{
 		Closer:   multiCloser{cw, cr},
 		PeerGone: func(err error) error { return fmt.Errorf("extension %q exited (exit status 3): %w", "demo", err) },

@@ -28,4 +28,22 @@
 // fails at once with an [InvalidResponseError]. Such lines, and oversized
 // messages, are protocol violations: [Options.MaxViolations] of them within
 // [Options.ViolationWindow] end the connection with a [ProtocolError].
+//
+// # Who reads
+//
+// Exactly one goroutine reads at a time; the reading role moves between
+// goroutines so that a message is usually handled by the goroutine that
+// read it. On the serving side the reader runs a short request itself
+// (the role passes to another goroutine if it runs past 500 µs, or at once
+// when another message is already buffered). On the calling side, when
+// the stream takes read deadlines (its reader has SetReadDeadline(time.Time)
+// error, as *os.File pipes and net.Conns do) and the framing is [NDJSON],
+// the caller of the only outstanding call reads its own answer: the
+// reader hands it the role with the answer, the caller keeps the role
+// parked for 500 µs, and a call made in that time reads its own answer
+// with no other goroutine woken. A cancelled or closed call interrupts its
+// read with a deadline and returns at once. A message that arrives while
+// the role is parked waits at most those 500 µs to be read. Streams
+// without deadlines (in-memory pipes, gRPC streams) keep a reading
+// goroutine that hands each answer to its caller.
 package jsonrpc

@@ -68,7 +68,19 @@ type lineReader struct {
 	br  *bufio.Reader
 	max int
 	buf []byte
+	// resume says buf holds the start of a line whose read failed (a read
+	// deadline the connection set to interrupt a reading caller); the next
+	// Read continues it.
+	resume bool
+	// discarding says a read failed that way while skipping the rest of an
+	// oversized line, whose first bytes prefix keeps.
+	discarding bool
+	prefix     []byte
 }
+
+// resumable marks a MessageReader whose Read may fail with a read
+// deadline's error and be called again without losing data.
+func (l *lineReader) resumable() {}
 
 // Buffered reports how many bytes of further messages are already read.
 func (l *lineReader) Buffered() int { return l.br.Buffered() }
@@ -89,6 +101,13 @@ func (l *lineReader) Read() ([]byte, error) {
 
 // readLine reads up to and excluding the next '\n' with bounded memory.
 func (l *lineReader) readLine() ([]byte, error) {
+	if l.discarding {
+		return nil, l.discard(bufio.ErrBufferFull)
+	}
+	if l.resume {
+		l.resume = false
+		return l.readRest()
+	}
 	frag, err := l.br.ReadSlice('\n')
 	if err == nil {
 		if len(frag)-1 > l.max {
@@ -105,14 +124,23 @@ func (l *lineReader) readLine() ([]byte, error) {
 			l.buf = append(l.buf[:0], frag...)
 			return l.buf, nil
 		}
+		if len(frag) > 0 {
+			l.buf = append(l.buf[:0], frag...)
+			l.resume = true
+		}
 		return nil, err
 	}
 	l.buf = append(l.buf[:0], frag...)
 	if len(l.buf) > l.max {
 		return nil, l.discard(err)
 	}
+	return l.readRest()
+}
+
+// readRest reads the rest of the line begun in buf.
+func (l *lineReader) readRest() ([]byte, error) {
 	for {
-		frag, err = l.br.ReadSlice('\n')
+		frag, err := l.br.ReadSlice('\n')
 		if len(l.buf)+len(frag) > l.max+1 {
 			return nil, l.discard(err)
 		}
@@ -131,6 +159,7 @@ func (l *lineReader) readLine() ([]byte, error) {
 			}
 			return nil, io.EOF
 		default:
+			l.resume = true
 			return nil, err
 		}
 	}
@@ -138,17 +167,23 @@ func (l *lineReader) readLine() ([]byte, error) {
 
 // discard skips the rest of an oversized line, keeping a prefix.
 func (l *lineReader) discard(err error) error {
-	prefix := append([]byte(nil), l.buf[:min(len(l.buf), prefixKeep)]...)
-	if cap(l.buf) > 1<<20 {
-		l.buf = nil // do not pin a huge buffer
+	if !l.discarding {
+		l.prefix = append([]byte(nil), l.buf[:min(len(l.buf), prefixKeep)]...)
+		if cap(l.buf) > 1<<20 {
+			l.buf = nil // do not pin a huge buffer
+		}
 	}
+	l.discarding = false
 	for err == bufio.ErrBufferFull {
 		_, err = l.br.ReadSlice('\n')
 	}
 	if err != nil && err != io.EOF {
+		l.discarding = true
 		return err
 	}
-	return &TooLargeError{Limit: l.max, Prefix: prefix}
+	tl := &TooLargeError{Limit: l.max, Prefix: l.prefix}
+	l.prefix = nil
+	return tl
 }
 
 type lineWriter struct {
