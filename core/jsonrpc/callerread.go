@@ -20,8 +20,10 @@ import (
 // the only outstanding call reads its answer itself:
 //
 //   - The reading goroutine that reads the response to the only pending
-//     call hands the reading role to that caller with the response, and
-//     stops reading.
+//     call, within callerRoleGrace of the last such response (calls are
+//     coming back to back), hands the reading role to that caller with
+//     the response, and stops reading. After a quiet spell it hands over
+//     the response only, as a reading goroutine always did.
 //   - A caller whose answer is in keeps the role parked for
 //     callerRoleGrace: no goroutine reads meanwhile. A call made in that
 //     time takes the parked role, sends its request and reads its own
@@ -71,6 +73,7 @@ type callerRole struct {
 	// giveReply, sent once the reading goroutine has stopped reading.
 	giveTo    chan reply
 	giveReply reply
+	lastSole  time.Time // when it last answered the only pending call
 }
 
 // interruptible returns r as a readDeadliner when the connection may
@@ -118,6 +121,15 @@ func (c *Conn) ownInterrupt(err error) bool {
 // keeps r to send when it stops reading (see handOver). c.mu is held.
 func (c *Conn) giveRoleWith(ch chan reply, r reply) bool {
 	if c.cr.dl == nil || c.cr.callerReading || len(c.pending) > 0 || c.moreBuffered() || c.closeErr != nil {
+		return false
+	}
+	// Only calls that come back to back gain from reading their own
+	// answers; after a quiet spell the hand-off is as cheap, and parking
+	// the role would only add its timer's wake-up.
+	now := time.Now()
+	hot := now.Sub(c.cr.lastSole) < callerRoleGrace
+	c.cr.lastSole = now
+	if !hot {
 		return false
 	}
 	r.role = true

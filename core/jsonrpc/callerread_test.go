@@ -131,7 +131,8 @@ func TestCallerReadsItsOwnAnswer(t *testing.T) {
 	var cancelled atomic.Int64
 	c, _ := osPair(t, Options{}, echoServer(&cancelled))
 	ctx := context.Background()
-	echo(t, c, ctx, "first") // read by the reading goroutine, which hands the role over
+	echo(t, c, ctx, "first")  // read by the reading goroutine
+	echo(t, c, ctx, "second") // back to back: the reading goroutine hands the role over
 	if !c.cr.parkedNow() {
 		t.Fatal("after the only call's answer the reading role is not parked for the next call")
 	}
@@ -151,6 +152,7 @@ func TestReadingCallerCancelled(t *testing.T) {
 	longGrace(t)
 	var cancelled atomic.Int64
 	c, _ := osPair(t, Options{}, echoServer(&cancelled))
+	echo(t, c, context.Background(), "one")
 	echo(t, c, context.Background(), "park the role")
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -183,6 +185,7 @@ func TestCloseInterruptsReadingCaller(t *testing.T) {
 	sr, cw := osPipe(t)
 	c := NewConn(cr, cw, Options{}) // no Closer: Close leaves the pipes open
 	s := NewConn(sr, sw, echoServer(&cancelled))
+	echo(t, c, context.Background(), "one")
 	echo(t, c, context.Background(), "park the role")
 	errc := make(chan error, 1)
 	reads := c.cr.reads.Load()
@@ -260,11 +263,13 @@ func TestReadingCallerInterruptedMidLine(t *testing.T) {
 	answer := func(id, text string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"result":` + text + `}` + "\n"
 	}
-	first := make(chan error, 1)
-	go func() { first <- c.Call(context.Background(), "echo", nil, nil) }()
-	io.WriteString(inW, answer(nextID(), `"one"`))
-	if err := <-first; err != nil {
-		t.Fatal(err)
+	for range 2 { // the second, back to back, parks the role
+		first := make(chan error, 1)
+		go func() { first <- c.Call(context.Background(), "echo", nil, nil) }()
+		io.WriteString(inW, answer(nextID(), `"one"`))
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
