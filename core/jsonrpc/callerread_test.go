@@ -75,22 +75,10 @@ func TestOverOSPipes(t *testing.T) {
 // own answers.
 func osPair(t *testing.T, client, server Options) (*Conn, *Conn) {
 	t.Helper()
-	leakcheck.Check(t)
-	cr, sw := osPipe(t)
-	sr, cw := osPipe(t)
-	client.Closer = multiCloser{cw, cr}
-	server.Closer = multiCloser{sw, sr}
-	c := NewConn(cr, cw, client)
-	s := NewConn(sr, sw, server)
+	c, s := pairOver(t, func(t *testing.T) (io.ReadCloser, io.WriteCloser) { return osPipe(t) }, client, server)
 	if c.cr.dl == nil {
 		t.Fatal("a connection over an OS pipe does not let callers read")
 	}
-	t.Cleanup(func() {
-		c.Close()
-		s.Close()
-		c.Wait()
-		s.Wait()
-	})
 	return c, s
 }
 

@@ -21,12 +21,19 @@ import (
 	"yolop.dev/core/yep"
 )
 
-// pair connects two Conns over in-memory pipes.
+// pair connects two Conns over in-memory pipes (OS pipes under
+// osPipesEnv).
 func pair(t *testing.T, client, server Options) (*Conn, *Conn) {
 	t.Helper()
+	return pairOver(t, testPipe, client, server)
+}
+
+// pairOver connects two Conns over the pipes newPipe makes.
+func pairOver(t *testing.T, newPipe func(*testing.T) (io.ReadCloser, io.WriteCloser), client, server Options) (*Conn, *Conn) {
+	t.Helper()
 	leakcheck.Check(t)
-	cr, sw := testPipe(t)
-	sr, cw := testPipe(t)
+	cr, sw := newPipe(t)
+	sr, cw := newPipe(t)
 	client.Closer = multiCloser{cw, cr}
 	server.Closer = multiCloser{sw, sr}
 	c := NewConn(cr, cw, client)
