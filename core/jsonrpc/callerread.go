@@ -199,14 +199,11 @@ func (c *Conn) unpark() {
 // nothing else is outstanding, else passed to a reading goroutine at once.
 func (c *Conn) releaseRole() {
 	c.cr.callerReading = false
-	c.mu.Lock()
-	busy := len(c.pending) > 0 || c.closeErr != nil
-	c.mu.Unlock()
-	if busy || c.moreBuffered() {
+	if c.moreBuffered() {
 		c.passRole()
 		return
 	}
-	c.parkRole()
+	c.parkRole() // which passes the role on at once if a call is pending
 }
 
 // readForCall is the rest of a call whose caller took the parked reading

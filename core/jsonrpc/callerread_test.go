@@ -53,9 +53,6 @@ func TestOverOSPipes(t *testing.T) {
 	if os.Getenv(osPipesEnv) != "" {
 		t.Skip("already running over OS pipes")
 	}
-	if testing.Short() {
-		t.Skip("-short: the package's tests run once, over in-memory pipes")
-	}
 	args := []string{"-test.run", ".", "-test.skip", "^TestOverOSPipes$|^Fuzz", "-test.count", "1"}
 	if testing.Verbose() {
 		args = append(args, "-test.v")
