@@ -59,12 +59,39 @@ func (ndjson) NewReader(r io.Reader, max int) MessageReader {
 	if max <= 0 {
 		max = DefaultMaxMessageSize
 	}
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+	fw := &fillWatch{r: r}
+	return &lineReader{fw: fw, br: bufio.NewReaderSize(fw, smallReadBuffer), max: max}
+}
+
+// A line reader starts with a small buffer and moves to a large one once
+// the stream shows it needs it: a line longer than the buffer, or a read
+// that filled all the space it was given (more was waiting). A connection
+// that carries handshakes and short calls, as most do, never pays for the
+// large buffer: allocating and zeroing 64 KiB per connection was most of
+// what a session start allocated.
+const (
+	smallReadBuffer = 4 << 10
+	largeReadBuffer = 64 << 10 // a Linux pipe's capacity: one read drains it
+)
+
+// fillWatch notes a read that filled its whole buffer.
+type fillWatch struct {
+	r    io.Reader
+	full bool
+}
+
+func (f *fillWatch) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n == len(p) && n > 0 {
+		f.full = true
+	}
+	return n, err
 }
 
 func (ndjson) NewWriter(w io.Writer) MessageWriter { return &lineWriter{w: w} }
 
 type lineReader struct {
+	fw  *fillWatch
 	br  *bufio.Reader
 	max int
 	buf []byte
@@ -85,6 +112,14 @@ func (l *lineReader) resumable() {}
 // Buffered reports how many bytes of further messages are already read.
 func (l *lineReader) Buffered() int { return l.br.Buffered() }
 
+// grow moves to the large buffer when the stream has asked for it and the
+// small one holds nothing unread, so no byte is lost or reordered.
+func (l *lineReader) grow() {
+	if l.fw.full && l.br.Size() < largeReadBuffer && l.br.Buffered() == 0 {
+		l.br = bufio.NewReaderSize(l.fw, largeReadBuffer)
+	}
+}
+
 func (l *lineReader) Read() ([]byte, error) {
 	for {
 		line, err := l.readLine()
@@ -101,6 +136,7 @@ func (l *lineReader) Read() ([]byte, error) {
 
 // readLine reads up to and excluding the next '\n' with bounded memory.
 func (l *lineReader) readLine() ([]byte, error) {
+	l.grow() // the line last returned is no longer in use
 	if l.discarding {
 		return nil, l.discard(bufio.ErrBufferFull)
 	}
@@ -134,6 +170,7 @@ func (l *lineReader) readLine() ([]byte, error) {
 	if len(l.buf) > l.max {
 		return nil, l.discard(err)
 	}
+	l.grow()
 	return l.readRest()
 }
 
@@ -149,6 +186,7 @@ func (l *lineReader) readRest() ([]byte, error) {
 		case nil:
 			return l.buf[:len(l.buf)-1], nil
 		case bufio.ErrBufferFull:
+			l.grow()
 			continue
 		case io.EOF:
 			if len(l.buf) > l.max {

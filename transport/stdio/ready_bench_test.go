@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,10 +83,7 @@ func BenchmarkSpawnReady(b *testing.B) {
 			return d, s.Close
 		}},
 	}
-	if os.Getenv("YOLOP_BENCH_ONLY") != "" { // profile one path: YOLOP_BENCH_ONLY=session
-		paths = slices.DeleteFunc(paths, func(p path) bool { return p.name != os.Getenv("YOLOP_BENCH_ONLY") })
-	}
-	runPaths(b, paths)
+	runPaths(b, onlyPaths(paths)) // profile one path: YOLOP_BENCH_ONLY=session
 }
 
 // A path is one way to get a server ready; run returns the time it took
@@ -97,14 +95,24 @@ type path struct {
 
 // runPaths runs every path once per iteration, in rotating order, the
 // stops untimed, and reports each median in µs and, when the first path
-// is the floor, each other's ratio to it.
+// is the floor, each other's ratio to it. It also reports the CPU this
+// process spent on each path, user and system, as a mean per run: with
+// more children starting than there are cores, every millisecond of the
+// host's own CPU is taken from the children, so this is the part of a
+// path's time that is the host's work.
 func runPaths(b *testing.B, paths []path) {
 	times := make([][]time.Duration, len(paths))
+	user := make([]time.Duration, len(paths))
+	sys := make([]time.Duration, len(paths))
 	i := 0
 	for b.Loop() {
 		for j := range paths {
 			k := (i + j) % len(paths)
+			u0, s0 := hostCPU()
 			d, stop := paths[k].run(b)
+			u1, s1 := hostCPU()
+			user[k] += u1 - u0
+			sys[k] += s1 - s0
 			times[k] = append(times[k], d)
 			b.StopTimer()
 			stop()
@@ -121,6 +129,9 @@ func runPaths(b *testing.B, paths []path) {
 	for k, p := range paths {
 		m := med(times[k])
 		b.ReportMetric(float64(m.Microseconds()), p.name+"-µs")
+		n := float64(len(times[k]))
+		b.ReportMetric(float64(user[k].Microseconds())/n, p.name+"-host-user-µs")
+		b.ReportMetric(float64(sys[k].Microseconds())/n, p.name+"-host-sys-µs")
 		if k > 0 && paths[0].name == "floor" {
 			b.ReportMetric(float64(m)/float64(floor), p.name+"/floor")
 		}
@@ -217,7 +228,7 @@ func BenchmarkSpawnReadyTen(b *testing.B) {
 			}
 		}
 	}
-	runPaths(b, []path{{"floor", floor}, {"session", session}, {"transport", transport}})
+	runPaths(b, onlyPaths([]path{{"floor", floor}, {"session", session}, {"transport", transport}}))
 }
 
 // inParallel runs n starts at once, each writing the initialize line to
@@ -244,4 +255,22 @@ func inParallel(b *testing.B, n int, start func(i int) (io.Writer, io.Reader, er
 		}
 	}
 	return time.Since(t0)
+}
+
+// hostCPU returns the user and system CPU time this process has used.
+func hostCPU() (user, sys time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// onlyPaths keeps the path named by YOLOP_BENCH_ONLY, if set, to profile
+// one path alone.
+func onlyPaths(paths []path) []path {
+	if only := os.Getenv("YOLOP_BENCH_ONLY"); only != "" {
+		return slices.DeleteFunc(paths, func(p path) bool { return p.name != only })
+	}
+	return paths
 }
