@@ -1,9 +1,11 @@
 package host
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,13 +105,32 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 	// event, as between an agent's tool calls. An idle echo tool call to
 	// the same server alternates with each hook, so the hook path's own
 	// cost over a plain call (hook-idle/call-idle) is measured in the
-	// same run.
+	// same run; so does the floor: the same hook/fire line written by hand
+	// to a second echo server and its answer line read back, no host in
+	// between. bash/floor-idle is the most bash/idle can be on this
+	// machine.
+	bare := startBareEcho(b)
+	fire, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": yep.MethodHookFire, "params": params})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fire = append(fire, '\n')
 	call := make([]time.Duration, 0, b.N)
+	floor := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		time.Sleep(10 * time.Millisecond)
 		b.StartTimer()
 		t0 := time.Now()
+		line := bare.roundTrip(b, fire)
+		floor = append(floor, time.Since(t0))
+		if !bytes.Contains(line, []byte(`"allow"`)) {
+			b.Fatalf("bare hook/fire answered %s", line)
+		}
+		b.StopTimer()
+		time.Sleep(10 * time.Millisecond)
+		b.StartTimer()
+		t0 = time.Now()
 		res, err := e.FireHook(context.Background(), sub, params)
 		idle = append(idle, time.Since(t0))
 		if err != nil || res.Decision != "allow" {
@@ -145,6 +166,53 @@ func BenchmarkHookWarmVsBash(b *testing.B) {
 	c := percentile(call, 50)
 	b.ReportMetric(float64(c.Microseconds()), "call-idle-p50-µs")
 	b.ReportMetric(float64(id)/float64(c), "hook-idle/call-idle")
+	f := percentile(floor, 50)
+	b.ReportMetric(float64(f.Microseconds()), "floor-idle-p50-µs")
+	b.ReportMetric(float64(id)/float64(f), "hook-idle/floor-idle")
+	b.ReportMetric(float64(sh)/float64(f), "bash/floor-idle")
+}
+
+// bareEcho is an echo server driven by hand: lines written to its stdin,
+// answer lines read from its stdout, no connection or session.
+type bareEcho struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// startBareEcho starts the echo example and runs the handshake by hand.
+func startBareEcho(b *testing.B) *bareEcho {
+	cmd := exec.Command(echoServer(b))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	e := &bareEcho{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	e.roundTrip(b, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1.0","capabilities":["hooks"]}}`+"\n"))
+	if _, err := in.Write([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}` + "\n")); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// roundTrip writes one request line and returns the answer line.
+func (e *bareEcho) roundTrip(b *testing.B, line []byte) []byte {
+	if _, err := e.in.Write(line); err != nil {
+		b.Fatal(err)
+	}
+	ans, err := e.out.ReadBytes('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ans
 }
 
 // BenchmarkSessionStartEager compares starting a session with ten eager

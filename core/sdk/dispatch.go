@@ -84,6 +84,15 @@ func decodeParams(params json.RawMessage, v any) error {
 	return json.Unmarshal(params, v)
 }
 
+// decodeValid is decodeParams for a type that decodes validated JSON by
+// hand.
+func decodeValid(params json.RawMessage, v interface{ UnmarshalValidJSON([]byte) error }) error {
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	return v.UnmarshalValidJSON(params)
+}
+
 func (s *Server) invalidParams(method string, err error) *yep.Error {
 	return yep.Errorf(yep.CodeInvalidParams, "extension %q: %s: invalid params: %v", s.info.Name, method, err)
 }
@@ -185,12 +194,14 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request) (any, error
 }
 
 func (s *Server) fireHook(ctx context.Context, params json.RawMessage) (any, error) {
+	// The connection has validated the message, so the hand-written
+	// decoders apply (they fall back to encoding/json on anything unusual).
 	var p yep.HookFireParams
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeValid(params, &p); err != nil {
 		return nil, s.invalidParams(yep.MethodHookFire, err)
 	}
 	var payload yep.HookPayload
-	if err := decodeParams(p.Payload, &payload); err != nil {
+	if err := decodeValid(p.Payload, &payload); err != nil {
 		return nil, s.invalidParams(yep.MethodHookFire, fmt.Errorf("payload: %w", err))
 	}
 	ctx = WithTraceContext(ctx, p.TraceParent, p.TraceState)

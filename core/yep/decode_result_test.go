@@ -67,3 +67,134 @@ func checkToolResult(t *testing.T, in []byte) {
 		t.Fatalf("%s:\n got %+v (data %s)\nwant %+v (data %s)", in, got, got.Data, want, want.Data)
 	}
 }
+
+var hookResultSeeds = []string{
+	`{"decision":"allow"}`,
+	`{"decision":"block","reason":"no"}`,
+	`{"decision":"mutate","args":{"text":"x"},"reason":"r"}`,
+	`{"decision":"mutate","result":{"output":"replaced"}}`,
+	`{}`,
+	`null`,
+	`[1]`,
+	` { "decision" : "allow" , "args" : [ 1 ] } `,
+	`{"decision":"esc\n"}`,
+	`{"decision":null,"reason":null,"args":null}`,
+	`{"decision":1}`,
+	`{"reason":true}`,
+	`{"decision":"a","decision":"b"}`,
+	`{"Decision":"upper"}`,
+	`{"RESULT":{"output":"x"}}`,
+	"{\"rea\u017fon\":\"folded\"}",
+	`{"decision":"allow","extra":{"deep":[[["y"]]]}}`,
+	`{"reason":"ünïcödé ✓"}`,
+}
+
+// TestHookResultDecodeMatchesEncodingJSON checks the hand-written decoder
+// against encoding/json on valid inputs.
+func TestHookResultDecodeMatchesEncodingJSON(t *testing.T) {
+	for _, in := range hookResultSeeds {
+		checkHookResult(t, []byte(in))
+	}
+	var r HookFireResult
+	if !fastHookResult([]byte(`{"decision":"mutate","reason":"why","args":{"a":1}}`), &r) || r.Decision != "mutate" || r.Reason != "why" || string(r.Args) != `{"a":1}` {
+		t.Fatalf("the common shape missed the fast path: %+v", r)
+	}
+	if fastHookResult([]byte(`{"decision":"block","result":{"output":"x"}}`), &r) || r.Decision != "mutate" {
+		t.Fatal("a result took the fast path, or a refused input changed the decision")
+	}
+}
+
+func FuzzHookResultDecode(f *testing.F) { jsonfuzz.Valid(f, hookResultSeeds, checkHookResult) }
+
+func checkHookResult(t *testing.T, in []byte) {
+	t.Helper()
+	start := HookFireResult{Decision: "before", Reason: "before", Args: json.RawMessage(`"before"`), Result: &ToolResult{Output: "before"}}
+	clone := func(r HookFireResult) HookFireResult {
+		r.Args = append(json.RawMessage(nil), r.Args...)
+		res := *r.Result
+		r.Result = &res
+		return r
+	}
+	want, got := clone(start), clone(start)
+	wantErr := json.Unmarshal(in, &want)
+	gotErr := got.UnmarshalValidJSON(in)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%s: err = %v, encoding/json: %v", in, gotErr, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
+	}
+}
+
+var hookParamsSeeds = []string{
+	`{"event":"pre_tool_use","toolName":"echo","matcher":"*","payload":{"args":{"text":"hello"}}}`,
+	`{"event":"post_tool_use","toolName":"x","payload":{"tool_call_id":"c1","args":{},"result":{"output":"o"}},"traceparent":"00-a-b-01","tracestate":"k=v"}`,
+	`{"toolname":"lower"}`,
+	`{"TOOLNAME":"upper","Event":"e"}`,
+	`{"event":"esc\t","toolName":null,"payload":null}`,
+	`{"event":1}`,
+	`{"event":"a","event":"b","payload":1,"payload":[2]}`,
+	`null`,
+	`[]`,
+	`{"extra":{"x":[1]},"matcher":"m"}`,
+	"{\"\u017fvent\":\"folded\"}",
+}
+
+var hookPayloadSeeds = []string{
+	`{"args":{"text":"hello"}}`,
+	`{"tool_call_id":"c1","args":[1],"result":{"output":"o","is_error":true}}`,
+	`{"tool_call_id":"esc\n"}`,
+	`{"tool_call_id":null,"args":null,"result":null}`,
+	`{"TOOL_CALL_ID":"upper"}`,
+	`{"tool_call_id":5}`,
+	`null`,
+	`"s"`,
+	`{"other":{"args":1}}`,
+}
+
+func TestHookParamsDecodeMatchesEncodingJSON(t *testing.T) {
+	for _, in := range hookParamsSeeds {
+		checkHookParams(t, []byte(in))
+	}
+	for _, in := range hookPayloadSeeds {
+		checkHookPayload(t, []byte(in))
+	}
+}
+
+func FuzzHookParamsDecode(f *testing.F)  { jsonfuzz.Valid(f, hookParamsSeeds, checkHookParams) }
+func FuzzHookPayloadDecode(f *testing.F) { jsonfuzz.Valid(f, hookPayloadSeeds, checkHookPayload) }
+
+func checkHookParams(t *testing.T, in []byte) {
+	t.Helper()
+	start := HookFireParams{Event: "e0", ToolName: "t0", Matcher: "m0", Payload: json.RawMessage(`"p0"`), TraceParent: "tp0", TraceState: "ts0"}
+	want, got := start, start
+	want.Payload, got.Payload = append(json.RawMessage(nil), start.Payload...), append(json.RawMessage(nil), start.Payload...)
+	wantErr := json.Unmarshal(in, &want)
+	gotErr := got.UnmarshalValidJSON(in)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%s: err = %v, encoding/json: %v", in, gotErr, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
+	}
+}
+
+func checkHookPayload(t *testing.T, in []byte) {
+	t.Helper()
+	start := HookPayload{ToolCallID: "c0", Args: json.RawMessage(`"a0"`), Result: &ToolResult{Output: "r0"}}
+	clone := func(p HookPayload) HookPayload {
+		p.Args = append(json.RawMessage(nil), p.Args...)
+		r := *p.Result
+		p.Result = &r
+		return p
+	}
+	want, got := clone(start), clone(start)
+	wantErr := json.Unmarshal(in, &want)
+	gotErr := got.UnmarshalValidJSON(in)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%s: err = %v, encoding/json: %v", in, gotErr, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
+	}
+}

@@ -9,7 +9,7 @@ import (
 
 // marshalParams is what AppendJSON must match: encoding/json with HTML
 // escaping off, as core/jsonrpc's encoder runs.
-func marshalParams(p ToolCallParams) ([]byte, error) {
+func marshalParams(p any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -58,5 +58,94 @@ func FuzzToolCallParamsAppendJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, id, name string, args []byte, session, traceParent string) {
 		checkAppendParams(t, ToolCallParams{ToolCallID: id, Name: name, Args: args, SessionID: session, TraceParent: traceParent})
+	})
+}
+
+func checkAppendHookParams(t *testing.T, p HookFireParams) {
+	t.Helper()
+	want, werr := marshalParams(p)
+	got, gerr := p.AppendJSON([]byte("prefix"))
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("AppendJSON(%+v) error %v, encoding/json's %v", p, gerr, werr)
+	}
+	if werr != nil {
+		if string(got) != "prefix" {
+			t.Fatalf("AppendJSON(%+v) failed but changed the buffer to %q", p, got)
+		}
+		return
+	}
+	if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+		t.Fatalf("AppendJSON(%+v) = %s\nencoding/json gives %s", p, got[len("prefix"):], want)
+	}
+}
+
+var hookParamSeeds = []HookFireParams{
+	{Event: HookPreToolUse, ToolName: "echo", Matcher: "*", Payload: json.RawMessage(`{"args":{"text":"hello"}}`)},
+	{Event: HookPostToolUse, ToolName: "bash"},
+	{Event: "e", ToolName: "t <&> \u2028", Payload: json.RawMessage(" {\n \"args\" : [1, 2] }"), TraceParent: "00-ab-cd-01", TraceState: "k=v"},
+	{Event: "\xff", ToolName: "x", Payload: json.RawMessage(`null`)},
+	{Event: "bad", ToolName: "x", Payload: json.RawMessage(`{"args":`)},
+	{Event: "big", ToolName: "x", Payload: json.RawMessage(`{"args":{"text":"` + strings.Repeat("lorem ", 300) + `"}}`)},
+}
+
+func TestHookFireParamsAppendJSON(t *testing.T) {
+	for _, p := range hookParamSeeds {
+		checkAppendHookParams(t, p)
+	}
+}
+
+func FuzzHookFireParamsAppendJSON(f *testing.F) {
+	for _, p := range hookParamSeeds {
+		f.Add(p.Event, p.ToolName, p.Matcher, []byte(p.Payload), p.TraceParent)
+	}
+	f.Fuzz(func(t *testing.T, event, tool, matcher string, payload []byte, traceParent string) {
+		checkAppendHookParams(t, HookFireParams{Event: event, ToolName: tool, Matcher: matcher, Payload: payload, TraceParent: traceParent, TraceState: matcher})
+	})
+}
+
+func checkAppendHookResult(t *testing.T, r HookFireResult) {
+	t.Helper()
+	want, werr := marshalParams(r)
+	got, gerr := r.AppendJSON([]byte("prefix"))
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("AppendJSON(%+v) error %v, encoding/json's %v", r, gerr, werr)
+	}
+	if werr != nil {
+		if string(got) != "prefix" {
+			t.Fatalf("AppendJSON(%+v) failed but changed the buffer to %q", r, got)
+		}
+		return
+	}
+	if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+		t.Fatalf("AppendJSON(%+v) = %s\nencoding/json gives %s", r, got[len("prefix"):], want)
+	}
+}
+
+var hookResultEncodeSeeds = []HookFireResult{
+	{Decision: DecisionAllow},
+	{},
+	{Decision: DecisionBlock, Reason: "no <way> & \u2028 \xff"},
+	{Reason: "only a reason"},
+	{Args: json.RawMessage(" { \"a\" : 1 } ")},
+	{Decision: DecisionMutate, Args: json.RawMessage(`{"text":"x"}`), Result: &ToolResult{Output: "<o>", Data: json.RawMessage(`[1]`)}},
+	{Decision: DecisionMutate, Args: json.RawMessage(`{"bad":`)},
+}
+
+func TestHookFireResultAppendJSON(t *testing.T) {
+	for _, r := range hookResultEncodeSeeds {
+		checkAppendHookResult(t, r)
+	}
+}
+
+func FuzzHookFireResultAppendJSON(f *testing.F) {
+	for _, r := range hookResultEncodeSeeds {
+		f.Add(r.Decision, r.Reason, []byte(r.Args), r.Result != nil)
+	}
+	f.Fuzz(func(t *testing.T, decision, reason string, args []byte, withResult bool) {
+		r := HookFireResult{Decision: decision, Reason: reason, Args: args}
+		if withResult {
+			r.Result = &ToolResult{Output: reason, Data: args}
+		}
+		checkAppendHookResult(t, r)
 	})
 }
