@@ -85,35 +85,19 @@ func fastHookResult(b []byte, r *HookFireResult) bool {
 	out := *r
 	ok := true
 	err := jsonscan.Members(b, func(key, val []byte) bool {
-		var field *string
 		switch string(key) {
 		case "decision":
-			field = &out.Decision
+			return plainInto(&out.Decision, val, &ok)
 		case "reason":
-			field = &out.Reason
+			return plainInto(&out.Reason, val, &ok)
 		case "args":
 			out.Args = append(json.RawMessage(nil), val...)
 			return true
-		default:
-			// result (a *ToolResult to allocate and fill), an escaped key,
-			// or one encoding/json would match case-insensitively: let it
-			// decide.
-			if string(key) == "result" || bytes.IndexByte(key, '\\') >= 0 || jsonscan.MayFold(key) {
-				ok = false
-				return false
-			}
-			return true
 		}
-		if string(val) == "null" {
-			return true // json.Unmarshal leaves the field as it was
-		}
-		s, _, plain := jsonscan.PlainString(val, 0)
-		if !plain {
-			ok = false
-			return false
-		}
-		*field = string(s)
-		return true
+		// result (a *ToolResult to allocate and fill), an escaped key, or
+		// one encoding/json would match case-insensitively: let it decide.
+		ok = string(key) != "result" && bytes.IndexByte(key, '\\') < 0 && !jsonscan.MayFold(key)
+		return ok
 	})
 	if !ok || err != nil {
 		return false

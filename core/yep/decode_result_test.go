@@ -55,17 +55,9 @@ func checkToolResult(t *testing.T, in []byte) {
 	t.Helper()
 	// Start from a filled value: fields the input does not set must be
 	// left alone, as json.Unmarshal leaves them.
-	start := ToolResult{Output: "before", IsError: true, Data: json.RawMessage(`"before"`)}
-	want, got := start, start
-	want.Data, got.Data = append(json.RawMessage(nil), start.Data...), append(json.RawMessage(nil), start.Data...)
-	wantErr := json.Unmarshal(in, &want)
-	gotErr := got.UnmarshalValidJSON(in)
-	if (wantErr == nil) != (gotErr == nil) {
-		t.Fatalf("%s: err = %v, encoding/json: %v", in, gotErr, wantErr)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s:\n got %+v (data %s)\nwant %+v (data %s)", in, got, got.Data, want, want.Data)
-	}
+	checkDecode(t, in, func() ToolResult {
+		return ToolResult{Output: "before", IsError: true, Data: json.RawMessage(`"before"`)}
+	})
 }
 
 var hookResultSeeds = []string{
@@ -106,26 +98,6 @@ func TestHookResultDecodeMatchesEncodingJSON(t *testing.T) {
 
 func FuzzHookResultDecode(f *testing.F) { jsonfuzz.Valid(f, hookResultSeeds, checkHookResult) }
 
-func checkHookResult(t *testing.T, in []byte) {
-	t.Helper()
-	start := HookFireResult{Decision: "before", Reason: "before", Args: json.RawMessage(`"before"`), Result: &ToolResult{Output: "before"}}
-	clone := func(r HookFireResult) HookFireResult {
-		r.Args = append(json.RawMessage(nil), r.Args...)
-		res := *r.Result
-		r.Result = &res
-		return r
-	}
-	want, got := clone(start), clone(start)
-	wantErr := json.Unmarshal(in, &want)
-	gotErr := got.UnmarshalValidJSON(in)
-	if (wantErr == nil) != (gotErr == nil) {
-		t.Fatalf("%s: err = %v, encoding/json: %v", in, gotErr, wantErr)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
-	}
-}
-
 var hookParamsSeeds = []string{
 	`{"event":"pre_tool_use","toolName":"echo","matcher":"*","payload":{"args":{"text":"hello"}}}`,
 	`{"event":"post_tool_use","toolName":"x","payload":{"tool_call_id":"c1","args":{},"result":{"output":"o"}},"traceparent":"00-a-b-01","tracestate":"k=v"}`,
@@ -164,13 +136,17 @@ func TestHookParamsDecodeMatchesEncodingJSON(t *testing.T) {
 func FuzzHookParamsDecode(f *testing.F)  { jsonfuzz.Valid(f, hookParamsSeeds, checkHookParams) }
 func FuzzHookPayloadDecode(f *testing.F) { jsonfuzz.Valid(f, hookPayloadSeeds, checkHookPayload) }
 
-func checkHookParams(t *testing.T, in []byte) {
+// checkDecode checks (*T).UnmarshalValidJSON against json.Unmarshal, both
+// starting from a copy of start so that fields the input leaves alone are
+// compared too.
+func checkDecode[T any, PT interface {
+	*T
+	UnmarshalValidJSON([]byte) error
+}](t *testing.T, in []byte, start func() T) {
 	t.Helper()
-	start := HookFireParams{Event: "e0", ToolName: "t0", Matcher: "m0", Payload: json.RawMessage(`"p0"`), TraceParent: "tp0", TraceState: "ts0"}
-	want, got := start, start
-	want.Payload, got.Payload = append(json.RawMessage(nil), start.Payload...), append(json.RawMessage(nil), start.Payload...)
+	want, got := start(), start()
 	wantErr := json.Unmarshal(in, &want)
-	gotErr := got.UnmarshalValidJSON(in)
+	gotErr := PT(&got).UnmarshalValidJSON(in)
 	if (wantErr == nil) != (gotErr == nil) {
 		t.Fatalf("%s: err = %v, encoding/json: %v", in, gotErr, wantErr)
 	}
@@ -179,22 +155,23 @@ func checkHookParams(t *testing.T, in []byte) {
 	}
 }
 
+func checkHookResult(t *testing.T, in []byte) {
+	t.Helper()
+	checkDecode(t, in, func() HookFireResult {
+		return HookFireResult{Decision: "before", Reason: "before", Args: json.RawMessage(`"before"`), Result: &ToolResult{Output: "before"}}
+	})
+}
+
+func checkHookParams(t *testing.T, in []byte) {
+	t.Helper()
+	checkDecode(t, in, func() HookFireParams {
+		return HookFireParams{Event: "e0", ToolName: "t0", Matcher: "m0", Payload: json.RawMessage(`"p0"`), TraceParent: "tp0", TraceState: "ts0"}
+	})
+}
+
 func checkHookPayload(t *testing.T, in []byte) {
 	t.Helper()
-	start := HookPayload{ToolCallID: "c0", Args: json.RawMessage(`"a0"`), Result: &ToolResult{Output: "r0"}}
-	clone := func(p HookPayload) HookPayload {
-		p.Args = append(json.RawMessage(nil), p.Args...)
-		r := *p.Result
-		p.Result = &r
-		return p
-	}
-	want, got := clone(start), clone(start)
-	wantErr := json.Unmarshal(in, &want)
-	gotErr := got.UnmarshalValidJSON(in)
-	if (wantErr == nil) != (gotErr == nil) {
-		t.Fatalf("%s: err = %v, encoding/json: %v", in, gotErr, wantErr)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
-	}
+	checkDecode(t, in, func() HookPayload {
+		return HookPayload{ToolCallID: "c0", Args: json.RawMessage(`"a0"`), Result: &ToolResult{Output: "r0"}}
+	})
 }

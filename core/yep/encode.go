@@ -3,6 +3,7 @@ package yep
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"yolop.dev/core/internal/jsonscan"
 )
@@ -14,21 +15,9 @@ import (
 // (core/jsonrpc's JSONAppender) to send tool/call. Args that are not valid
 // JSON are encoding/json's error.
 func (p ToolCallParams) AppendJSON(b []byte) ([]byte, error) {
-	args := p.Args
-	if len(args) > 0 {
-		valid, compact := jsonscan.ValidCompact(args)
-		if !valid {
-			// Let encoding/json word the error exactly as json.Marshal would.
-			_, err := json.Marshal(p)
-			return b, err
-		}
-		if !compact {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, args); err != nil {
-				return b, err
-			}
-			args = buf.Bytes()
-		}
+	args, err := compactRaw(p.Args, p)
+	if err != nil {
+		return b, err
 	}
 	b = append(b, '{')
 	if p.ToolCallID != "" {
@@ -58,20 +47,9 @@ func (p ToolCallParams) AppendJSON(b []byte) ([]byte, error) {
 // validated and compacted in one pass. A Payload that is not valid JSON is
 // encoding/json's error.
 func (p HookFireParams) AppendJSON(b []byte) ([]byte, error) {
-	payload := p.Payload
-	if len(payload) > 0 {
-		valid, compact := jsonscan.ValidCompact(payload)
-		if !valid {
-			_, err := json.Marshal(p)
-			return b, err
-		}
-		if !compact {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, payload); err != nil {
-				return b, err
-			}
-			payload = buf.Bytes()
-		}
+	payload, err := compactRaw(p.Payload, p)
+	if err != nil {
+		return b, err
 	}
 	b = append(b, `{"event":`...)
 	b = jsonscan.AppendString(b, p.Event)
@@ -111,14 +89,9 @@ func (r HookFireResult) AppendJSON(b []byte) ([]byte, error) {
 		}
 		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
 	}
-	if len(args) > 0 {
-		if _, compact := jsonscan.ValidCompact(args); !compact {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, args); err != nil {
-				return b, err
-			}
-			args = buf.Bytes()
-		}
+	args, err := compactRaw(args, r)
+	if err != nil {
+		return b, err
 	}
 	start := len(b)
 	b = append(b, '{')
@@ -141,4 +114,30 @@ func (r HookFireResult) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, args...)
 	}
 	return append(b, '}'), nil
+}
+
+// compactRaw returns raw as encoding/json would write it inside whole:
+// validated and compacted, in one pass when it is compact already. When raw
+// is not valid JSON the error is json.Marshal's of whole, worded exactly
+// as the encoder would.
+func compactRaw(raw json.RawMessage, whole any) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return raw, nil
+	}
+	valid, compact := jsonscan.ValidCompact(raw)
+	if !valid {
+		_, err := json.Marshal(whole)
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return nil, err
+	}
+	if compact {
+		return raw, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

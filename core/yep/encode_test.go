@@ -19,21 +19,23 @@ func marshalParams(p any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func checkAppendParams(t *testing.T, p ToolCallParams) {
+// checkAppend checks v.AppendJSON against encoding/json: the same bytes,
+// or an error where it errs, leaving the buffer as it was.
+func checkAppend[T interface{ AppendJSON([]byte) ([]byte, error) }](t *testing.T, v T) {
 	t.Helper()
-	want, werr := marshalParams(p)
-	got, gerr := p.AppendJSON([]byte("prefix"))
+	want, werr := marshalParams(v)
+	got, gerr := v.AppendJSON([]byte("prefix"))
 	if (werr == nil) != (gerr == nil) {
-		t.Fatalf("AppendJSON(%+v) error %v, encoding/json's %v", p, gerr, werr)
+		t.Fatalf("AppendJSON(%+v) error %v, encoding/json's %v", v, gerr, werr)
 	}
 	if werr != nil {
 		if string(got) != "prefix" {
-			t.Fatalf("AppendJSON(%+v) failed but changed the buffer to %q", p, got)
+			t.Fatalf("AppendJSON(%+v) failed but changed the buffer to %q", v, got)
 		}
 		return
 	}
 	if !bytes.Equal(got, append([]byte("prefix"), want...)) {
-		t.Fatalf("AppendJSON(%+v) = %s\nencoding/json gives %s", p, got[len("prefix"):], want)
+		t.Fatalf("AppendJSON(%+v) = %s\nencoding/json gives %s", v, got[len("prefix"):], want)
 	}
 }
 
@@ -48,7 +50,7 @@ var paramSeeds = []ToolCallParams{
 
 func TestToolCallParamsAppendJSON(t *testing.T) {
 	for _, p := range paramSeeds {
-		checkAppendParams(t, p)
+		checkAppend(t, p)
 	}
 }
 
@@ -57,26 +59,8 @@ func FuzzToolCallParamsAppendJSON(f *testing.F) {
 		f.Add(p.ToolCallID, p.Name, []byte(p.Args), p.SessionID, p.TraceParent)
 	}
 	f.Fuzz(func(t *testing.T, id, name string, args []byte, session, traceParent string) {
-		checkAppendParams(t, ToolCallParams{ToolCallID: id, Name: name, Args: args, SessionID: session, TraceParent: traceParent})
+		checkAppend(t, ToolCallParams{ToolCallID: id, Name: name, Args: args, SessionID: session, TraceParent: traceParent})
 	})
-}
-
-func checkAppendHookParams(t *testing.T, p HookFireParams) {
-	t.Helper()
-	want, werr := marshalParams(p)
-	got, gerr := p.AppendJSON([]byte("prefix"))
-	if (werr == nil) != (gerr == nil) {
-		t.Fatalf("AppendJSON(%+v) error %v, encoding/json's %v", p, gerr, werr)
-	}
-	if werr != nil {
-		if string(got) != "prefix" {
-			t.Fatalf("AppendJSON(%+v) failed but changed the buffer to %q", p, got)
-		}
-		return
-	}
-	if !bytes.Equal(got, append([]byte("prefix"), want...)) {
-		t.Fatalf("AppendJSON(%+v) = %s\nencoding/json gives %s", p, got[len("prefix"):], want)
-	}
 }
 
 var hookParamSeeds = []HookFireParams{
@@ -90,7 +74,7 @@ var hookParamSeeds = []HookFireParams{
 
 func TestHookFireParamsAppendJSON(t *testing.T) {
 	for _, p := range hookParamSeeds {
-		checkAppendHookParams(t, p)
+		checkAppend(t, p)
 	}
 }
 
@@ -99,26 +83,8 @@ func FuzzHookFireParamsAppendJSON(f *testing.F) {
 		f.Add(p.Event, p.ToolName, p.Matcher, []byte(p.Payload), p.TraceParent)
 	}
 	f.Fuzz(func(t *testing.T, event, tool, matcher string, payload []byte, traceParent string) {
-		checkAppendHookParams(t, HookFireParams{Event: event, ToolName: tool, Matcher: matcher, Payload: payload, TraceParent: traceParent, TraceState: matcher})
+		checkAppend(t, HookFireParams{Event: event, ToolName: tool, Matcher: matcher, Payload: payload, TraceParent: traceParent, TraceState: matcher})
 	})
-}
-
-func checkAppendHookResult(t *testing.T, r HookFireResult) {
-	t.Helper()
-	want, werr := marshalParams(r)
-	got, gerr := r.AppendJSON([]byte("prefix"))
-	if (werr == nil) != (gerr == nil) {
-		t.Fatalf("AppendJSON(%+v) error %v, encoding/json's %v", r, gerr, werr)
-	}
-	if werr != nil {
-		if string(got) != "prefix" {
-			t.Fatalf("AppendJSON(%+v) failed but changed the buffer to %q", r, got)
-		}
-		return
-	}
-	if !bytes.Equal(got, append([]byte("prefix"), want...)) {
-		t.Fatalf("AppendJSON(%+v) = %s\nencoding/json gives %s", r, got[len("prefix"):], want)
-	}
 }
 
 var hookResultEncodeSeeds = []HookFireResult{
@@ -133,7 +99,7 @@ var hookResultEncodeSeeds = []HookFireResult{
 
 func TestHookFireResultAppendJSON(t *testing.T) {
 	for _, r := range hookResultEncodeSeeds {
-		checkAppendHookResult(t, r)
+		checkAppend(t, r)
 	}
 }
 
@@ -146,6 +112,6 @@ func FuzzHookFireResultAppendJSON(f *testing.F) {
 		if withResult {
 			r.Result = &ToolResult{Output: reason, Data: args}
 		}
-		checkAppendHookResult(t, r)
+		checkAppend(t, r)
 	})
 }
