@@ -77,10 +77,9 @@ func (p HookFireParams) AppendJSON(b []byte) ([]byte, error) {
 // AppendJSON appends r's JSON encoding to b: the bytes encoding/json gives
 // with HTML escaping off. A server's connection uses it to answer
 // hook/fire. Args that are not valid JSON are encoding/json's error; a
-// Result is encoded by encoding/json.
+// decision with a Result is encoded by encoding/json.
 func (r HookFireResult) AppendJSON(b []byte) ([]byte, error) {
-	args := r.Args
-	if r.Result != nil || len(args) > 0 && !jsonscan.Valid(args) {
+	if r.Result != nil {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -89,7 +88,7 @@ func (r HookFireResult) AppendJSON(b []byte) ([]byte, error) {
 		}
 		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
 	}
-	args, err := compactRaw(args, r)
+	args, err := compactRaw(r.Args, r)
 	if err != nil {
 		return b, err
 	}
