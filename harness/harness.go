@@ -429,7 +429,12 @@ type Session struct {
 	*host.Session
 	h         *Harness
 	stopWatch func()
+	inPlace   []host.Grant
 }
+
+// InPlace returns the grants of the packages [Harness.OpenSession] loaded
+// in place, for [Session.StartInPlace].
+func (s *Session) InPlace() []host.Grant { return slices.Clone(s.inPlace) }
 
 // StartInPlace starts the session (every eager extension, see
 // [host.Session.Start]) and then each of inPlace — grants of packages
@@ -532,6 +537,22 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		s.stopWatch = h.watchConfig(s.Session, o.OnConfigChange)
 	}
 	return s, warnings
+}
+
+// OpenSession is [Harness.NewSession] for a front-end that also runs
+// packages loaded in place (yolop's --ext): it reads each of dirs with
+// [InPlaceDirs], an unusable one being the error, runs their grants after
+// o.Extra, and returns the packages' warnings and the session's. The
+// session's [Session.InPlace] lists those grants.
+func (h *Harness) OpenSession(ctx context.Context, o SessionOptions, dirs []string) (*Session, []string, error) {
+	inPlace, warnings, err := InPlaceDirs(dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.Extra = slices.Concat(o.Extra, inPlace)
+	s, warns := h.NewSession(ctx, o)
+	s.inPlace = inPlace
+	return s, append(warnings, warns...), nil
 }
 
 // CheckArgs validates a tool call's arguments against the tool's approved

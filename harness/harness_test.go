@@ -160,6 +160,43 @@ func TestSecretStates(t *testing.T) {
 	}
 }
 
+// TestOpenSession: the directories a front-end names are loaded in place,
+// run after its own extra grants and listed by InPlace; an unusable one is
+// the error, naming it, and no session is opened.
+func TestOpenSession(t *testing.T) {
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "nowhere")
+	if s, _, err := h.OpenSession(ctx, harness.SessionOptions{}, []string{missing}); err == nil || s != nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("OpenSession with a missing package dir = %v, %v; want an error naming %s and no session", s, err, missing)
+	}
+	extra, _, err := harness.InPlaceDirs([]string{echotest.Package(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra[0].Name, extra[0].Server.Name = "first", "first"
+	s, _, err := h.OpenSession(ctx, harness.SessionOptions{Extra: extra}, []string{echotest.Package(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	inPlace := s.InPlace()
+	if len(inPlace) != 1 || inPlace[0].Name != "echo" {
+		t.Fatalf("InPlace = %+v, want the echo package", inPlace)
+	}
+	for _, name := range []string{"first", "echo"} {
+		if _, ok := s.Extension(name); !ok {
+			t.Fatalf("the session has no extension %q", name)
+		}
+	}
+	if errs, failed := s.StartInPlace(ctx, inPlace); failed != 0 {
+		t.Fatalf("StartInPlace = %v, %d failed", errs, failed)
+	}
+}
+
 // TestStartInPlace: packages loaded in place start with the session, eager
 // or not, and one whose server is missing counts as failed, with its
 // error, while the others run.

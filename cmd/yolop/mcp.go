@@ -72,14 +72,10 @@ func (a *app) mcpServe(ctx context.Context, f mcpServeFlags) error {
 	}
 	gw := gateway.New(gateway.Options{Version: version, Logger: a.log})
 	defer gw.Close()
-	extra, warns, err := harness.InPlaceDirs(f.exts)
+	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{NoBuiltins: true, Ask: gw}, f.exts)
 	if err != nil {
 		return fmt.Errorf("--ext %w", err)
 	}
-	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "warning:", w)
-	}
-	s, warnings := h.NewSession(ctx, harness.SessionOptions{Extra: extra, NoBuiltins: true, Ask: gw})
 	defer s.Close()
 	if err := s.Start(ctx); err != nil {
 		warnings = append(warnings, err.Error())

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,20 +115,6 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 			defer ti.Close()
 		}
 	}
-	for _, g := range extra {
-		local[g.Name] = g
-	}
-	dirGrants, warns, err := harness.InPlaceDirs(f.exts)
-	if err != nil {
-		return fmt.Errorf("--ext %w", err)
-	}
-	for _, w := range warns {
-		r.event("warning", map[string]any{"message": w}, "warning: "+w)
-	}
-	for _, g := range dirGrants {
-		local[g.Name] = g
-	}
-	extraGrants := append(append([]host.Grant(nil), extra...), dirGrants...)
 	var contributed []host.ContributedTools
 	var mcp *mcpclient.Client // nil with --no-mcp
 	if !f.noMCP {
@@ -138,9 +125,9 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
 		contributed = append(contributed, mcp)
 	}
-	s, warnings := h.NewSession(ctx, harness.SessionOptions{
+	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{
 		Contributed:   contributed,
-		Extra:         extraGrants,
+		Extra:         extra,
 		NoEnabled:     f.noEnabled,
 		Ask:           r,
 		Status:        r,
@@ -153,11 +140,18 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 				r.event("config_changed", map[string]any{"extension": ext, "restarted": restarted}, fmt.Sprintf("config of %s changed (restarted: %v)", ext, restarted))
 			}
 		},
-	})
+	}, f.exts)
+	if err != nil {
+		return fmt.Errorf("--ext %w", err)
+	}
 	for _, w := range warnings {
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)
 	}
 	defer s.Close()
+	dirGrants := s.InPlace()
+	for _, g := range slices.Concat(extra, dirGrants) {
+		local[g.Name] = g
+	}
 	co := cmds.Options{Session: s.Session, Out: r, BasePrompt: basePrompt, Local: local, Manager: a.manager, Ask: r,
 		Paint: a.paint, KeysHelp: r.editorHelp()}
 	if mcp != nil {
