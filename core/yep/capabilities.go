@@ -49,6 +49,9 @@ func (p CapabilityParams) Decode(token string, v any) (bool, error) {
 	if !ok || len(raw) == 0 || string(raw) == "null" {
 		return false, nil
 	}
+	if decodeKnown(raw, v) {
+		return true, nil // the common shape of the host's own types, by hand
+	}
 	return true, json.Unmarshal(raw, v)
 }
 

@@ -1,7 +1,8 @@
 // Package jsonscan holds core's hand-written JSON fast paths, each checked
 // against encoding/json by a fuzz test: a walker of the top level of an
 // object that does not decode it (the envelope splitter of core/jsonrpc and
-// the SDK's fast tool/call decoder share it), a validator ([Valid]) and a
+// the SDK's fast tool/call decoder share it) and one of an array's
+// elements, a validator ([Valid]) and a
 // string encoder ([AppendString]). The walker's input is valid JSON or a
 // prefix of it; it only tracks strings and nesting.
 package jsonscan
@@ -15,8 +16,11 @@ import (
 var (
 	// ErrNotObject reports input that is not a JSON object.
 	ErrNotObject = errors.New("not a JSON object")
-	// ErrTruncated reports input cut short before the object ended.
+	// ErrTruncated reports input cut short before the object or array
+	// ended.
 	ErrTruncated = errors.New("truncated JSON object")
+	// ErrNotArray reports input that is not a JSON array.
+	ErrNotArray = errors.New("not a JSON array")
 )
 
 // Members calls fn with the raw key (between its quotes, escapes not
@@ -68,6 +72,45 @@ func Members(b []byte, fn func(key, val []byte) bool) error {
 			return nil
 		}
 		i = vend
+	}
+}
+
+// Elements calls fn with the raw value of each element of the array in b,
+// in order, until fn returns false. It returns ErrNotArray or ErrTruncated
+// when b is not a whole array; the elements before the fault have been
+// passed to fn.
+func Elements(b []byte, fn func(val []byte) bool) error {
+	i := SkipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return ErrNotArray
+	}
+	i = SkipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return nil
+	}
+	for {
+		if i >= len(b) {
+			return ErrTruncated
+		}
+		end := SkipValue(b, i)
+		if end < 0 {
+			return ErrTruncated
+		}
+		if !fn(b[i:end]) {
+			return nil
+		}
+		i = SkipWS(b, end)
+		if i >= len(b) {
+			return ErrTruncated
+		}
+		switch b[i] {
+		case ']':
+			return nil
+		case ',':
+			i = SkipWS(b, i+1)
+		default:
+			return ErrNotArray
+		}
 	}
 }
 

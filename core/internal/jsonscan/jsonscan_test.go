@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -36,6 +37,69 @@ func TestMembers(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("Members did not stop when fn returned false: %d calls", n)
 	}
+}
+
+func TestElements(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		err  error
+	}{
+		{`[1,"a]",{"b":[2,"]"]},null,[]]`, `1;"a]";{"b":[2,"]"]};null;[];`, nil},
+		{` [ ] `, ``, nil},
+		{` [ 1 , 2 ] `, `1;2;`, nil},
+		{`[1,2`, `1;`, ErrTruncated},
+		{`[1,`, `1;`, ErrTruncated},
+		{`[`, ``, ErrTruncated},
+		{`["unterminated`, ``, ErrTruncated},
+		{`{"a":1}`, ``, ErrNotArray},
+		{`[1 2]`, `1;`, ErrNotArray},
+	} {
+		var got strings.Builder
+		err := Elements([]byte(tc.in), func(v []byte) bool {
+			got.WriteString(string(v) + ";")
+			return true
+		})
+		if !errors.Is(err, tc.err) || got.String() != tc.want {
+			t.Errorf("Elements(%s) = %q, %v; want %q, %v", tc.in, got.String(), err, tc.want, tc.err)
+		}
+	}
+	n := 0
+	Elements([]byte(`[1,2]`), func(v []byte) bool { n++; return false })
+	if n != 1 {
+		t.Fatalf("Elements did not stop when fn returned false: %d calls", n)
+	}
+}
+
+// FuzzElements checks the array walker against encoding/json: on a valid
+// array it yields every element, each valid JSON, and it never panics on
+// any input.
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[1,"]",{"a":[2]}]`, `[]`, `[true , null]`, `[1,`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		valid := json.Valid(b)
+		var got []json.RawMessage
+		err := Elements(b, func(v []byte) bool {
+			if valid && !json.Valid(v) {
+				t.Fatalf("element %q of %q is not valid JSON", v, b)
+			}
+			got = append(got, v)
+			return true
+		})
+		var want []json.RawMessage
+		if valid && bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) && json.Unmarshal(b, &want) == nil {
+			if err != nil || len(got) != len(want) {
+				t.Fatalf("valid array %q: %d elements, %v; want %d", b, len(got), err, len(want))
+			}
+			for k := range want {
+				if string(got[k]) != string(want[k]) {
+					t.Fatalf("valid array %q: element %d is %q, want %q", b, k, got[k], want[k])
+				}
+			}
+		}
+	})
 }
 
 // FuzzMembers checks the scanner against encoding/json: on a valid object
