@@ -197,13 +197,19 @@ func newProc(name string, opts Options, secrets []string) (*proc, error) {
 			}
 		}
 	}
+	// files[0] is the child's stdin and files[1] ours; then stdout (ours,
+	// the child's) and stderr (ours, the child's).
 	for i := 0; i < 6; i += 2 {
-		r, w, err := os.Pipe()
+		child, ours, err := childPipe(i == 0)
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("extension %q: create pipe: %w", name, err)
 		}
-		files[i], files[i+1] = r, w
+		if i == 0 {
+			files[i], files[i+1] = child, ours
+		} else {
+			files[i], files[i+1] = ours, child
+		}
 	}
 	log := opts.Logger.Named(name)
 	tl := stderrpump.NewTail(opts.StderrLines)
