@@ -80,13 +80,7 @@ func (p HookFireParams) AppendJSON(b []byte) ([]byte, error) {
 // decision with a Result is encoded by encoding/json.
 func (r HookFireResult) AppendJSON(b []byte) ([]byte, error) {
 	if r.Result != nil {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			return b, err
-		}
-		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+		return appendEncoded(b, r)
 	}
 	args, err := compactRaw(r.Args, r)
 	if err != nil {
@@ -113,6 +107,61 @@ func (r HookFireResult) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, args...)
 	}
 	return append(b, '}'), nil
+}
+
+// AppendJSON appends p's JSON encoding to b: the bytes encoding/json gives
+// with HTML escaping off. The host sends initialize with it once per
+// start, when ten servers may be starting at once. Config that is not
+// valid JSON is encoding/json's error; params with CapabilityParams are
+// encoded by encoding/json.
+func (p InitializeParams) AppendJSON(b []byte) ([]byte, error) {
+	if len(p.CapabilityParams) > 0 {
+		return appendEncoded(b, p)
+	}
+	config, err := compactRaw(p.Config, p)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, `{"protocol_version":`...)
+	b = jsonscan.AppendString(b, p.ProtocolVersion)
+	for _, f := range [...]struct{ key, val string }{
+		{`,"session_id":`, p.SessionID}, {`,"workspace_root":`, p.WorkspaceRoot}, {`,"locale":`, p.Locale},
+	} {
+		if f.val != "" {
+			b = append(b, f.key...)
+			b = jsonscan.AppendString(b, f.val)
+		}
+	}
+	if len(config) > 0 {
+		b = append(b, `,"config":`...)
+		b = append(b, config...)
+	}
+	if len(p.Capabilities) > 0 {
+		b = append(b, `,"capabilities":[`...)
+		for i, c := range p.Capabilities {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonscan.AppendString(b, c)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+// AppendJSON appends {}, the encoding of the empty params of initialized.
+func (InitializedParams) AppendJSON(b []byte) ([]byte, error) { return append(b, "{}"...), nil }
+
+// appendEncoded appends v encoded by encoding/json with HTML escaping off,
+// for the shapes the hand encoders leave to it.
+func appendEncoded(b []byte, v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return b, err
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
 }
 
 // compactRaw returns raw as encoding/json would write it inside whole:

@@ -115,3 +115,37 @@ func FuzzHookFireResultAppendJSON(f *testing.F) {
 		checkAppend(t, r)
 	})
 }
+
+var initializeParamSeeds = []InitializeParams{
+	{ProtocolVersion: "1.0", SessionID: "s-1", WorkspaceRoot: "/work <&>", Locale: "en-US",
+		Capabilities: Capabilities{CapTools, CapStreaming, CapHooks, CapPrompt, CapLog}},
+	{},
+	{ProtocolVersion: "1.0", Config: json.RawMessage(" {\n \"k\" : [1, \"\u2028\"] }"), Capabilities: Capabilities{}},
+	{ProtocolVersion: "\xff", Capabilities: Capabilities{"", "a\"b"}},
+	{ProtocolVersion: "1.0", Config: json.RawMessage(`{"bad":`)},
+	{ProtocolVersion: "1.0", Config: json.RawMessage(`null`)},
+	{ProtocolVersion: "1.0", CapabilityParams: CapabilityParams{"z": json.RawMessage(`1`), "a": json.RawMessage(` [ 2 ] `)}},
+}
+
+func TestInitializeParamsAppendJSON(t *testing.T) {
+	for _, p := range initializeParamSeeds {
+		checkAppend(t, p)
+	}
+	checkAppend(t, InitializedParams{})
+}
+
+func FuzzInitializeParamsAppendJSON(f *testing.F) {
+	for _, p := range initializeParamSeeds {
+		f.Add(p.ProtocolVersion, p.SessionID, p.WorkspaceRoot, []byte(p.Config), strings.Join(p.Capabilities, ","), len(p.CapabilityParams) > 0)
+	}
+	f.Fuzz(func(t *testing.T, version, session, root string, config []byte, caps string, withParams bool) {
+		p := InitializeParams{ProtocolVersion: version, SessionID: session, WorkspaceRoot: root, Locale: session, Config: config}
+		if caps != "" {
+			p.Capabilities = strings.Split(caps, ",")
+		}
+		if withParams {
+			p.CapabilityParams = CapabilityParams{root: config}
+		}
+		checkAppend(t, p)
+	})
+}
