@@ -65,22 +65,11 @@ func plainStrings(val []byte, dst *Capabilities) bool {
 	if string(val) == "null" {
 		return true
 	}
-	out := Capabilities{} // json.Unmarshal makes [] an empty, non-nil slice
-	ok := true
-	err := jsonscan.Elements(val, func(v []byte) bool {
+	return elements(val, (*[]string)(dst), func(v []byte, e *string) bool {
 		s, _, plain := jsonscan.PlainString(v, 0)
-		if !plain {
-			ok = false
-			return false
-		}
-		out = append(out, string(s))
-		return true
+		*e = string(s)
+		return plain
 	})
-	if !ok || err != nil {
-		return false
-	}
-	*dst = out
-	return true
 }
 
 // rawMembers decodes val, an object or null, into a fresh map of its raw
@@ -176,17 +165,15 @@ func decodeKnown(raw []byte, v any) bool {
 	return false
 }
 
-// objects decodes raw, an array of objects, into a fresh *dst, calling
-// member for each member of each element (a zero T), and reports false
-// when raw is anything else or member clears ok.
-func objects[T any](raw []byte, dst *[]T, member func(key, val []byte, e *T, ok *bool) bool) bool {
+// elements decodes raw, an array, into a fresh *dst, calling elem for
+// each element (a zero T), and reports false when raw is anything else or
+// elem does.
+func elements[T any](raw []byte, dst *[]T, elem func(v []byte, e *T) bool) bool {
 	out := []T{} // json.Unmarshal makes [] an empty, non-nil slice
 	ok := true
 	err := jsonscan.Elements(raw, func(v []byte) bool {
 		var e T
-		if err := jsonscan.Members(v, func(key, val []byte) bool { return member(key, val, &e, &ok) }); err != nil {
-			ok = false // null or another kind: json.Unmarshal decides
-		}
+		ok = elem(v, &e)
 		out = append(out, e)
 		return ok
 	})
@@ -195,6 +182,17 @@ func objects[T any](raw []byte, dst *[]T, member func(key, val []byte, e *T, ok 
 	}
 	*dst = out
 	return true
+}
+
+// objects decodes raw, an array of objects, into a fresh *dst, calling
+// member for each member of each element, and reports false when raw is
+// anything else or member clears ok.
+func objects[T any](raw []byte, dst *[]T, member func(key, val []byte, e *T, ok *bool) bool) bool {
+	return elements(raw, dst, func(v []byte, e *T) bool {
+		ok := true
+		// null or another kind of element: json.Unmarshal decides.
+		return jsonscan.Members(v, func(key, val []byte) bool { return member(key, val, e, &ok) }) == nil && ok
+	})
 }
 
 // ignorable reports whether json.Unmarshal would ignore the unknown key,
