@@ -81,9 +81,13 @@ func osPair(t *testing.T, client, server Options) (*Conn, *Conn) {
 
 // longGrace keeps a parked role parked for the test, so what the test
 // checks does not depend on how fast the machine is.
-func longGrace(t *testing.T) {
+func longGrace(t *testing.T) { setGrace(t, time.Hour) }
+
+// setGrace sets callerRoleGrace for the test. Call it before making the
+// connections: it is restored after they are closed.
+func setGrace(t *testing.T, d time.Duration) {
 	old := callerRoleGrace
-	callerRoleGrace = time.Hour
+	callerRoleGrace = d
 	t.Cleanup(func() { callerRoleGrace = old })
 }
 
@@ -293,6 +297,12 @@ func TestReadingCallerInterruptedMidLine(t *testing.T) {
 // answers with notifications first: every call resolves, every answer
 // reaches its own caller.
 func TestCallerReadsUnderConcurrency(t *testing.T) {
+	// A grace far over a loaded machine's round trip, so that callers do
+	// read their own answers (the role goes to a caller only when its
+	// answer follows the last sole answer within the grace), and sleeps
+	// that outlast it now and then, so that parked roles time out too.
+	const grace = 20 * time.Millisecond
+	setGrace(t, grace)
 	var notes atomic.Int64
 	c, _ := osPair(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		notes.Add(1)
@@ -343,7 +353,7 @@ func TestCallerReadsUnderConcurrency(t *testing.T) {
 					t.Errorf("call %s: %v", want, err)
 				}
 				if rand.IntN(10) == 0 {
-					time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond) // let a parked role time out
+					time.Sleep(time.Duration(rand.Int64N(int64(2 * grace)))) // let a parked role time out
 				}
 			}
 		}()
