@@ -9,25 +9,49 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// TestPollExitedLeavesAZombie checks the poller's wait for a server's
-// exit: it returns only once the process has exited, reports that it
-// waited on a pidfd (this kernel has them), and leaves the process
-// unreaped, so its group id cannot be reused before the group is killed.
-func TestPollExitedLeavesAZombie(t *testing.T) {
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+// TestWaitExitedLeavesAZombie checks the waiter's wait for a server's
+// exit, on any kernel: it returns only once the process has exited, and
+// leaves the process unreaped, so its group id cannot be reused before the
+// group is killed.
+func TestWaitExitedLeavesAZombie(t *testing.T) {
+	checkExitWait(t, waitExitedNoReap)
+}
+
+// TestPollExitedUsesAPidfd checks the same of the poller's wait, and that
+// a kernel with non-blocking pidfds gets it rather than waitid. On a
+// kernel without them pollExited must say so at once, so that the waiter
+// falls back to waitid.
+func TestPollExitedUsesAPidfd(t *testing.T) {
+	fd, err := unix.PidfdOpen(os.Getpid(), unix.PIDFD_NONBLOCK)
+	if err != nil {
+		cmd := startSleep(t)
+		if _, ok := pollExited(cmd.Process.Pid); ok {
+			t.Fatalf("pidfd_open fails here (%v), yet pollExited waited", err)
+		}
+		return
 	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
-	type result struct{ exited, ok bool }
-	done := make(chan result, 1)
-	go func() {
-		exited, ok := pollExited(cmd.Process.Pid)
-		done <- result{exited, ok}
-	}()
+	unix.Close(fd)
+	checkExitWait(t, func(pid int) bool {
+		exited, ok := pollExited(pid)
+		if !ok {
+			t.Error("this kernel has non-blocking pidfds, but pollExited did not use one")
+		}
+		return exited
+	})
+}
+
+// checkExitWait runs wait on a live process, checks that it does not
+// return while the process runs, kills the process, and checks that wait
+// then reports the exit and leaves a zombie.
+func checkExitWait(t *testing.T, wait func(pid int) bool) {
+	t.Helper()
+	cmd := startSleep(t)
+	done := make(chan bool, 1)
+	go func() { done <- wait(cmd.Process.Pid) }()
 	// Still running: the wait has not returned. (A wait that returned at
 	// once would have done so by the time the process is seen alive
 	// twice, with a scheduling point between.)
@@ -38,21 +62,31 @@ func TestPollExitedLeavesAZombie(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	select {
-	case r := <-done:
-		t.Fatalf("pollExited returned %+v while the process runs", r)
+	case exited := <-done:
+		t.Fatalf("the wait returned %v while the process runs", exited)
 	default:
 	}
 	cmd.Process.Kill()
-	r := <-done
-	if !r.ok {
-		t.Skip("this kernel has no non-blocking pidfds; the waitid path is used")
-	}
-	if !r.exited {
-		t.Fatal("pollExited reported no exit after the process was killed")
+	if !<-done {
+		t.Fatal("the wait reported no exit after the process was killed")
 	}
 	if s := procState(t, cmd.Process.Pid); s != "Z" {
-		t.Fatalf("after pollExited the process is in state %q, want an unreaped zombie (Z)", s)
+		t.Fatalf("after the wait the process is in state %q, want an unreaped zombie (Z)", s)
 	}
+}
+
+// startSleep starts sleep 60, killed and reaped when the test ends.
+func startSleep(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd
 }
 
 // procState returns the state letter of process pid from /proc.
