@@ -49,8 +49,7 @@ func fastInitializeResult(b []byte, r *InitializeResult) bool {
 			seenParams = true
 			return ok
 		}
-		ok = bytes.IndexByte(key, '\\') < 0 && !jsonscan.MayFold(key)
-		return ok
+		return ignorable(key, &ok)
 	})
 	if !ok || err != nil {
 		return false

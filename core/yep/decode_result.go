@@ -53,10 +53,7 @@ func fastToolResult(b []byte, r *ToolResult) bool {
 		default:
 			// An escaped key, or one encoding/json would match to a field
 			// case-insensitively: let it decide.
-			if bytes.IndexByte(key, '\\') >= 0 || jsonscan.MayFold(key) {
-				ok = false
-				return false
-			}
+			return ignorable(key, &ok)
 		}
 		return true
 	})
