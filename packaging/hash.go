@@ -27,8 +27,10 @@ type FileEntry struct {
 }
 
 // A FileListing is the canonical listing of a package: every regular file
-// and symlink below the package directory except .git directories, sorted by
-// path. Directories are implied by their files.
+// and symlink below the package directory, sorted by path. Directories are
+// implied by their files. A listing of an author's tree ([ListDir]) leaves
+// out .git; the listing of a stored package pins every file, .git ones
+// included.
 type FileListing []FileEntry
 
 // HashPrefix starts every content hash.
@@ -44,10 +46,17 @@ func (l FileListing) Hash() string {
 	return HashPrefix + hex.EncodeToString(h.Sum(nil))
 }
 
-// ListDir computes the canonical listing of dir. Files named .git (at any
-// depth) are skipped; sockets, devices, FIFOs and names holding a newline
-// are refused with [ErrUnsafeTree].
-func ListDir(dir string) (FileListing, error) {
+// ListDir computes the canonical listing of dir, an author's tree. Files
+// named .git (at any depth) are skipped; sockets, devices, FIFOs and names
+// holding a newline are refused with [ErrUnsafeTree].
+func ListDir(dir string) (FileListing, error) { return listTree(dir, true) }
+
+// listStored is the listing of a stored package: nothing is skipped, so a
+// file under any .git directory is pinned and verified like the rest (no
+// fetcher puts one there; one that appears later is a change).
+func listStored(dir string) (FileListing, error) { return listTree(dir, false) }
+
+func listTree(dir string, skipGit bool) (FileListing, error) {
 	var out FileListing
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -61,7 +70,7 @@ func ListDir(dir string) (FileListing, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if d.Name() == ".git" {
+		if skipGit && d.Name() == ".git" {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

@@ -609,7 +609,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		// pin only what was approved, the manifest and the files it names.
 		listing, err = manifestListing(m)
 	} else {
-		listing, err = ListDir(dir)
+		listing, err = listStored(dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("install %s: %w", o.Source, err)
@@ -645,7 +645,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 			return nil, fmt.Errorf("install %s: %w", m.Name, err)
 		}
 		fr.merge(pr)
-		if listing, err = ListDir(dir); err != nil {
+		if listing, err = listStored(dir); err != nil {
 			return nil, fmt.Errorf("install %s: %w", o.Source, err)
 		}
 		// Provisioned content identical to the approved one: a no-op.

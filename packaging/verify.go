@@ -106,7 +106,8 @@ func (e *ManifestChangedError) Error() string {
 // Unwrap returns [ErrManifestChanged].
 func (e *ManifestChangedError) Unwrap() error { return ErrManifestChanged }
 
-// list is [ListDir] with hashes reused for files whose stat identity is
+// list is the listing of a stored package (every file, .git ones
+// included) with hashes reused for files whose stat identity is
 // unchanged since they were last hashed.
 func (v *Verifier) list() (FileListing, error) {
 	v.mu.Lock()
@@ -125,12 +126,6 @@ func (v *Verifier) list() (FileListing, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if d.Name() == ".git" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
 		if strings.ContainsAny(rel, "\n\r") {
 			return fmt.Errorf("%w: %q: file name holds a newline", ErrUnsafeTree, rel)
 		}

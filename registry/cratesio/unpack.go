@@ -68,7 +68,8 @@ var windowsReserved = map[string]bool{
 //
 // Only regular files and directories are accepted: links, devices, FIFOs,
 // sparse and contiguous files are errors, as are absolute paths, "..",
-// backslashes, NUL, Windows device names, paths over 4096 bytes or 64
+// backslashes, NUL, Windows device names, a .git component at any depth
+// (in any case), paths over 4096 bytes or 64
 // levels, duplicate names (also after case folding and NFC normalisation),
 // PAX records outside a small allowlist, trailing data after the gzip
 // stream and anything over the size and count caps. Setuid, setgid and
@@ -457,6 +458,9 @@ func checkPath(p string) error {
 			return fmt.Errorf("empty path component")
 		case ".", "..":
 			return fmt.Errorf("%q path component", c)
+		}
+		if strings.EqualFold(c, ".git") {
+			return fmt.Errorf("component %q: a package may not ship a .git directory or file (the git fetcher refuses one too); the crate's author should republish it without .git", c)
 		}
 		if strings.HasSuffix(c, ".") || strings.HasSuffix(c, " ") {
 			return fmt.Errorf("component %q ends with a dot or space (not portable to Windows)", c)
