@@ -20,7 +20,12 @@ import (
 	"yolop.dev/packaging"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(setterEnv); spec != "" {
+		os.Exit(runSetter(spec))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 const token = "tok-7c1d-canary-9e"
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 
 	"yolop.dev/packaging"
@@ -85,23 +84,24 @@ func (r *Resolver) SetField(ctx context.Context, m *packaging.Manifest, name, te
 	if err != nil {
 		return nil, fmt.Errorf("%s.%s: %v", m.Name, name, err)
 	}
-	cfg, err := r.Settings.CapabilityConfig(ctx, m.Name)
-	if err != nil {
-		return nil, err
-	}
-	next := maps.Clone(cfg)
-	if next == nil {
-		next = map[string]any{}
-	}
-	next[name] = v
 	if err := validateField(m, name, v); err != nil {
 		return nil, fmt.Errorf("%s.%s: %v; settings.toml was not changed", m.Name, name, err)
 	}
-	if err := r.Settings.SetCapabilityConfig(ctx, m.Name, next); err != nil {
-		return nil, err
+	err = r.Settings.UpdateCapabilityConfig(ctx, m.Name, func(cfg map[string]any) (map[string]any, error) {
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		cfg[name] = v
+		return cfg, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s.%s: %w", m.Name, name, err)
 	}
 	return v, nil
 }
+
+// errUnchanged stops an update that has nothing to write.
+var errUnchanged = errors.New("unchanged")
 
 // UnsetField removes a plain config field from settings.toml, reporting
 // whether it was set. A secret field is refused.
@@ -113,16 +113,20 @@ func (r *Resolver) UnsetField(ctx context.Context, m *packaging.Manifest, name s
 	if err := refuseSecret(m, f); err != nil {
 		return false, err
 	}
-	cfg, err := r.Settings.CapabilityConfig(ctx, m.Name)
-	if err != nil {
-		return false, err
-	}
-	if _, ok := cfg[name]; !ok {
+	err = r.Settings.UpdateCapabilityConfig(ctx, m.Name, func(cfg map[string]any) (map[string]any, error) {
+		if _, ok := cfg[name]; !ok {
+			return nil, errUnchanged
+		}
+		delete(cfg, name)
+		return cfg, nil
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
 		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%s.%s: %w", m.Name, name, err)
 	}
-	next := maps.Clone(cfg)
-	delete(next, name)
-	return true, r.Settings.SetCapabilityConfig(ctx, m.Name, next)
+	return true, nil
 }
 
 // FormatValue renders a config value for a person: strings as they are,

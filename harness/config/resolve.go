@@ -23,8 +23,16 @@ import (
 // [[capabilities]] ref = "ext:<name>" entry in settings.toml. The settings
 // package's File implements it.
 type SettingsStore interface {
+	// CapabilityConfig returns an extension's config table, or nil.
 	CapabilityConfig(ctx context.Context, name string) (map[string]any, error)
+	// SetCapabilityConfig replaces an extension's config table; an empty
+	// one removes it.
 	SetCapabilityConfig(ctx context.Context, name string, cfg map[string]any) error
+	// UpdateCapabilityConfig replaces an extension's config table with
+	// what fn makes of the current one, reading and writing under one
+	// exclusive lock so that concurrent updates are never lost. When fn
+	// fails nothing is written.
+	UpdateCapabilityConfig(ctx context.Context, name string, fn func(cfg map[string]any) (map[string]any, error)) error
 }
 
 // A Resolver combines a manifest, the settings and the credential store into

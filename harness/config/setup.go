@@ -176,8 +176,12 @@ type SetupResult struct {
 // for through ask, by kind: secrets go to the credential store, everything
 // else — validated against the schema — to the capability config in
 // settings.toml. With ask nil and fields missing, it fails with a
-// [MissingError] listing each field and how to set it. A cancelled question
-// stops setup (what was saved stays saved) and nothing is enabled by it.
+// [MissingError] listing each field and how to set it.
+//
+// Setup is one transaction: nothing is written until every field has an
+// accepted answer, and a failure at any point — a cancelled question, an
+// answer refused too often, a write that fails — leaves connections.toml
+// and settings.toml as they were (and an empty result).
 func (r *Resolver) Setup(ctx context.Context, m *packaging.Manifest, ask host.AskSink) (*SetupResult, error) {
 	ins, err := r.Inspect(ctx, m)
 	if err != nil {
@@ -195,44 +199,82 @@ func (r *Resolver) Setup(ctx context.Context, m *packaging.Manifest, ask host.As
 		kinds = DefaultKinds()
 	}
 	plain := map[string]any{}
+	sec := map[string]secrets.Secret{}
 	for i, f := range ins.Missing {
 		k := kinds.For(f)
 		v, err := r.askField(ctx, m, k, f, ask)
 		if err != nil {
 			rest := &MissingError{Ext: m.Name, Fields: ins.Missing[i:], SettingsPath: r.SettingsPath}
-			return out, fmt.Errorf("%w\n%s", err, rest.Error())
+			return &SetupResult{}, fmt.Errorf("%w; nothing was saved\n%s", err, rest.Error())
 		}
 		if k.Secret() {
 			s, _ := v.(string)
-			if err := r.Secrets.Set(ctx, m.Name, f.Name, secrets.New(s)); err != nil {
-				return out, fmt.Errorf("extension %s: saving secret %s: %w", m.Name, f.Name, err)
-			}
+			sec[f.Name] = secrets.New(s)
 			out.Secrets = append(out.Secrets, f.Name)
 		} else {
 			plain[f.Name] = v
 		}
 		out.Saved = append(out.Saved, f.Name)
 	}
-	if len(plain) > 0 {
-		cur, err := r.Settings.CapabilityConfig(ctx, m.Name)
-		if err != nil {
-			return out, fmt.Errorf("extension %s: reading its config: %w", m.Name, err)
-		}
-		next := maps.Clone(cur)
-		if next == nil {
-			next = map[string]any{}
-		}
-		for _, f := range ins.Fields {
-			if f.Secret {
-				delete(next, f.Name) // never write a secret to settings.toml
-			}
-		}
-		maps.Copy(next, plain)
-		if err := r.Settings.SetCapabilityConfig(ctx, m.Name, next); err != nil {
-			return out, fmt.Errorf("extension %s: saving its config: %w", m.Name, err)
-		}
+	if err := r.commit(ctx, m, ins.Fields, plain, out.Secrets, sec); err != nil {
+		return &SetupResult{}, err
 	}
 	return out, nil
+}
+
+// commit writes what setup collected: the secrets (in the order of names)
+// to the credential store, then the plain values to settings.toml in one
+// locked update. When a write fails, the secrets already written are put
+// back as they were, so a failed setup leaves both files unchanged.
+func (r *Resolver) commit(ctx context.Context, m *packaging.Manifest, fields []packaging.ConfigField, plain map[string]any, names []string, sec map[string]secrets.Secret) error {
+	var undo []func() error
+	rollback := func(cause error) error {
+		var errs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			if err := undo[i](); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%w; putting back the secrets already saved also failed (check them with `yolop ext secret list %s`): %w", cause, m.Name, errors.Join(errs...))
+		}
+		return fmt.Errorf("%w; nothing was saved", cause)
+	}
+	for _, name := range names {
+		prev, had, err := r.Secrets.Get(ctx, m.Name, name)
+		if err != nil {
+			return rollback(fmt.Errorf("extension %s: reading secret %s: %w", m.Name, name, err))
+		}
+		if err := r.Secrets.Set(ctx, m.Name, name, sec[name]); err != nil {
+			return rollback(fmt.Errorf("extension %s: saving secret %s: %w", m.Name, name, err))
+		}
+		undo = append(undo, func() error {
+			if had {
+				return r.Secrets.Set(context.WithoutCancel(ctx), m.Name, name, prev)
+			}
+			_, err := r.Secrets.Delete(context.WithoutCancel(ctx), m.Name, name)
+			return err
+		})
+	}
+	if len(plain) == 0 {
+		return nil
+	}
+	err := r.Settings.UpdateCapabilityConfig(ctx, m.Name, func(cfg map[string]any) (map[string]any, error) {
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		for _, f := range fields {
+			if f.Secret {
+				delete(cfg, f.Name) // never write a secret to settings.toml
+			}
+		}
+		maps.Copy(cfg, plain)
+		return cfg, nil
+	})
+	if err != nil {
+		return rollback(fmt.Errorf("extension %s: saving its config: %w", m.Name, err))
+	}
+	return nil
 }
 
 // askField asks until an answer parses and validates, at most MaxAttempts
@@ -245,7 +287,7 @@ func (r *Resolver) askField(ctx context.Context, m *packaging.Manifest, k Kind, 
 			return nil, fmt.Errorf("extension %s: asking for %s: %w", m.Name, f.Name, err)
 		}
 		if res.Cancelled {
-			return nil, fmt.Errorf("extension %s: setup cancelled at field %s; nothing more was saved", m.Name, f.Name)
+			return nil, fmt.Errorf("extension %s: setup cancelled at field %s", m.Name, f.Name)
 		}
 		answer := strings.TrimSpace(res.Answer)
 		v, err := k.Parse(f, answer)

@@ -343,8 +343,27 @@ func (f *File) CapabilityConfig(ctx context.Context, name string) (map[string]an
 // nil or empty cfg removes it. Without an entry, one is created with
 // enabled = false: configuring an extension does not enable it.
 func (f *File) SetCapabilityConfig(ctx context.Context, name string, cfg map[string]any) error {
+	return f.UpdateCapabilityConfig(ctx, name, func(map[string]any) (map[string]any, error) { return cfg, nil })
+}
+
+// UpdateCapabilityConfig reads the config table of an extension's entry
+// (nil when it has none), passes it to fn and stores what fn returns as
+// [File.SetCapabilityConfig] does, all under one exclusive lock: a
+// concurrent writer, in this process or another, cannot slip in between
+// the read and the write, so no update is lost. fn may modify and return
+// the map it is given. When fn fails, nothing is written and its error is
+// returned as it is.
+func (f *File) UpdateCapabilityConfig(ctx context.Context, name string, fn func(cfg map[string]any) (map[string]any, error)) error {
 	return f.update(ctx, func(d *doc) error {
 		i := d.find(name)
+		var cur map[string]any
+		if i >= 0 {
+			cur = entryOf(name, d.caps[i]).Config
+		}
+		cfg, err := fn(cur)
+		if err != nil {
+			return err
+		}
 		if i < 0 {
 			if len(cfg) == 0 {
 				return nil
