@@ -15,8 +15,11 @@
 // directions against the YEP schema (an embedded copy of
 // schema/yep/v1/schema.json, [SchemaJSON]). The doctor grades
 // protocol-version compatibility, the clamp, the prompt facet, one round
-// trip per tool with its example arguments, cancellation and a clean
-// shutdown; then, for every hook subscription, it fires a synthetic event
+// trip per tool with its example arguments, every other facet the
+// manifest declares (each command run once, the config pushed back as
+// config/changed, each ui/ask the server sends during a tool call
+// answered with a canned answer, each status/changed recorded),
+// cancellation and a clean shutdown; then, for every hook subscription, it fires a synthetic event
 // through a [host.Session], injects a hook timeout (holding the server's
 // answer back past a short deadline) and a crash (SIGKILL while the hook
 // is in flight), fires once more after the respawn, and records what the

@@ -107,10 +107,11 @@ func (o Options) withDefaults() Options {
 
 // extOptions are the runtime's extension options with doctor's bounds: a
 // short respawn backoff so the crash probe recovers quickly, and no
-// degraded state however often doctor kills the server.
+// degraded state however often doctor kills the server. The session that
+// builds the extension fills in the transport and the sinks.
 func (o Options) extOptions() host.ExtensionOptions {
 	return host.ExtensionOptions{
-		Transport:        nil, // set by the caller
+		Transport:        nil, // set by the session
 		Logger:           o.Logger,
 		HandshakeTimeout: o.HandshakeTimeout,
 		PromptTimeout:    o.PromptTimeout,
@@ -155,6 +156,8 @@ type run struct {
 	// examples holds each manifest tool's example arguments.
 	examples map[string]json.RawMessage
 	calls    atomic.Int64
+	// status records the status texts the host accepted.
+	status statusRecorder
 }
 
 // Run loads the package in pkgDir, builds the grant a session would give
@@ -183,8 +186,9 @@ func Run(ctx context.Context, pkgDir string, opts Options) (*Report, error) {
 // RunGrant spawns the server of the extension m describes, under grant g,
 // exactly as the runtime does (through opts.Transport and
 // [host.Extension]), grades its handshake against the manifest, drives a
-// round trip per tool with example arguments, a cancellation and a clean
-// shutdown, then fires synthetic hook events and injects a hook timeout
+// round trip per tool with example arguments, every command, config
+// change, ui/ask and status/changed the manifest declares, a cancellation
+// and a clean shutdown, then fires synthetic hook events and injects a hook timeout
 // and a server crash at every subscription. Every message in both
 // directions is validated against the YEP schema.
 //
@@ -219,13 +223,28 @@ func RunGrant(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Opt
 	}
 	d.checkManifest()
 
-	eo := opts.extOptions()
-	eo.Transport = d.w
-	d.ext = host.NewExtension(g, eo)
+	// The extension is built by a session, as in yolop, so that the
+	// server's ui/ask and status/changed reach sinks: canned answers and
+	// a recorder. The session itself is never started.
+	sess := host.NewSession(host.SessionOptions{
+		Grants:        []host.Grant{g},
+		Transport:     d.w,
+		Logger:        opts.Logger,
+		Ask:           cannedAsk{},
+		Status:        &d.status,
+		SessionID:     opts.SessionID,
+		WorkspaceRoot: opts.Workspace,
+		Extension:     opts.extOptions(),
+	})
+	d.ext, _ = sess.Extension(g.Name)
 	if d.handshake(ctx) {
 		d.checkClamp()
 		d.checkPrompt(ctx)
 		d.checkTools(ctx)
+		d.checkCommands(ctx)
+		d.checkConfig(ctx)
+		d.checkUIAsk()
+		d.checkStatus()
 		d.checkCancel(ctx)
 		d.checkShutdown()
 		d.checkHooks(ctx)

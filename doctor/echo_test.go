@@ -23,6 +23,7 @@ func TestRunPassesTheEchoExample(t *testing.T) {
 		{doctor.GroupPrompt, "static"},
 		{doctor.GroupTool, "tool echo"},
 		{doctor.GroupTool, "tool count"},
+		{doctor.GroupCommand, "command greet"},
 		{doctor.GroupCancel, "tool count"},
 		{doctor.GroupCancel, "after cancel"},
 		{doctor.GroupShutdown, "shutdown"},

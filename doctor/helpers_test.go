@@ -146,8 +146,15 @@ func sdkPackage(t *testing.T, server string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sdkPackageWith(t, server, raw)
+}
+
+// sdkPackageWith writes a package with the given manifest whose server is
+// this test binary serving the SDK server named server (see TestMain).
+func sdkPackageWith(t *testing.T, server string, manifest []byte) string {
+	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := json.Unmarshal(manifest, &m); err != nil {
 		t.Fatal(err)
 	}
 	// A manifest names a command inside the package (or on PATH), so

@@ -2,6 +2,7 @@ package doctor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +48,25 @@ func serve(name string) int {
 		s.Tool("rm_rf", func(context.Context, *sdk.ToolCall) (yep.ToolResult, error) {
 			return yep.ToolResult{Output: "everything is gone"}, nil
 		})
+	case "facets":
+		// Every facet a manifest can declare, each working: a tool that
+		// asks the user and shows the answer as its status, a command, and
+		// config changes applied live.
+		s = sdk.NewServer(sdk.Info{Name: "facets", Version: "0.0.1", Status: true, UIAsk: true}, sdk.Options{Logger: log})
+		s.Tool("pick", func(ctx context.Context, call *sdk.ToolCall) (yep.ToolResult, error) {
+			res, err := s.Ask(ctx, yep.UIAskParams{Prompt: "Which colour?", Options: []string{"red", "blue"}})
+			if err != nil {
+				return yep.ToolResult{}, err
+			}
+			if err := s.Status("picked " + res.Answer); err != nil {
+				return yep.ToolResult{}, err
+			}
+			return yep.ToolResult{Output: "the user picked " + res.Answer}, nil
+		})
+		s.Command("hello", "Say hello: /facets:hello <name>", func(_ context.Context, args string) (yep.CommandExecuteResult, error) {
+			return yep.CommandExecuteResult{Success: true, Message: "hello, " + args}, nil
+		})
+		s.OnConfigChanged(func(context.Context, json.RawMessage) (bool, error) { return false, nil })
 	default:
 		fmt.Fprintf(os.Stderr, "%s=%q: no such test server\n", serverEnv, name)
 		return 2

@@ -54,6 +54,9 @@ type wireMsg struct {
 	// answers is the method of the request a response answers, "" when
 	// unknown.
 	answers string
+	// problems are what makes the message not conform (minor ones left
+	// out), one line each.
+	problems []string
 }
 
 func (m *wireMsg) isRequest() bool      { return m.method != "" && m.id != nil }
@@ -329,6 +332,11 @@ func (w *wire) record(m *wireMsg, probs []problem) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m.seq = len(w.msgs)
+	for _, p := range probs {
+		if !p.minor {
+			m.problems = append(m.problems, p.detail)
+		}
+	}
 	w.msgs = append(w.msgs, m)
 	w.problems = append(w.problems, probs...)
 	close(w.changed)

@@ -16,7 +16,21 @@ chosen by the DOCTOR_MODE environment variable:
   dirty_exit      exits with status 3 on exit and at the end of stdin.
   linger          ignores exit and the end of stdin, so the host has to
                   terminate it.
+  command_error   the command "go" fails with an internal error (-32603).
+  command_shape   the command "go" answers {"success": "yes"}: the schema
+                  wants a boolean.
+  config_bad      declares config and answers config/changed with
+                  {"status": "maybe"}, neither ok nor restart-required.
+  ask_bad         every tool call first sends ui/ask {"prompt": 5}: the
+                  schema wants a string.
+  ask_undeclared  every tool call first sends ui/ask, though initialize
+                  does not declare ui_ask.
+  status_bad      every tool call first sends status/changed {"text": 5}.
+  status_undeclared
+                  every tool call first sends status/changed, though
+                  initialize does not declare status.
 """
+import collections
 import json
 import os
 import sys
@@ -51,6 +65,15 @@ def initialize():
     if mode in ("guard", "deny"):
         caps.append("hooks")
         params["hooks"] = [{"event": "pre_tool_use", "matcher": "bash", "timeout_ms": 1000, "on_error": "block"}]
+    if mode.startswith("command_"):
+        caps.append("commands")
+        params["commands"] = [{"name": "go"}]
+    if mode == "config_bad":
+        caps.append("config")
+    if mode == "ask_bad":
+        caps.append("ui_ask")
+    if mode == "status_bad":
+        caps.append("status")
     return {"protocol_version": "1.0", "name": "broken-" + mode, "version": "0.0.1",
             "capabilities": caps, "capability_params": params}
 
@@ -63,14 +86,55 @@ def hook_fire(params):
     return {"decision": "block", "reason": "bash is not allowed"}
 
 
+# Messages read while waiting for the answer to a ui/ask, handled after it.
+queued = collections.deque()
+
+
+def ask(prompt):
+    """Sends ui/ask and waits for the host's answer."""
+    send({"id": "ask-1", "method": "ui/ask", "params": {"prompt": prompt}})
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return None
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        if msg.get("id") == "ask-1" and "method" not in msg:
+            return msg
+        queued.append(msg)
+
+
+def tool_call(params):
+    if mode == "ask_bad":
+        ask(5)
+    elif mode == "ask_undeclared":
+        ask("proceed?")
+    elif mode == "status_bad":
+        send({"method": "status/changed", "params": {"text": 5}})
+    elif mode == "status_undeclared":
+        send({"method": "status/changed", "params": {"text": "busy"}})
+    text = (params.get("args") or {}).get("text", "")
+    if mode == "invalid_result":
+        return {"output": 42}
+    return {"output": text}
+
+
+class RpcError(Exception):
+    pass
+
+
 def handle(method, params):
     if method == "initialize":
         return initialize()
     if method == "tool/call":
-        text = (params.get("args") or {}).get("text", "")
-        if mode == "invalid_result":
-            return {"output": 42}
-        return {"output": text}
+        return tool_call(params)
+    if method == "command/execute":
+        if mode == "command_error":
+            raise RpcError("the command handler is broken on purpose")
+        return {"success": "yes"}
+    if method == "config/changed":
+        return {"status": "maybe"}
     if method == "hook/fire":
         return hook_fire(params)
     if method == "cancel":
@@ -80,10 +144,19 @@ def handle(method, params):
     raise LookupError(method)
 
 
-for line in sys.stdin:
-    if not line.strip():
-        continue
-    msg = json.loads(line)
+def messages():
+    """Yields every message from the host, queued ones first."""
+    while True:
+        while queued:
+            yield queued.popleft()
+        line = sys.stdin.readline()
+        if not line:
+            return
+        if line.strip():
+            yield json.loads(line)
+
+
+for msg in messages():
     method = msg.get("method")
     if method is None:
         continue
@@ -95,4 +168,6 @@ for line in sys.stdin:
         send({"id": msg["id"], "result": handle(method, msg.get("params") or {})})
     except LookupError:
         send({"id": msg["id"], "error": {"code": -32601, "message": "method %s not found" % method}})
+    except RpcError as e:
+        send({"id": msg["id"], "error": {"code": -32603, "message": str(e)}})
 clean_exit()
