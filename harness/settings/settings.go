@@ -16,6 +16,8 @@
 // lock on .settings.lock beside the file and replace the file atomically
 // (temporary file, fsync, rename), so concurrent writers from several
 // processes serialise and a crash leaves the old or the new file whole.
+// A settings.toml that is a symbolic link stays one: the file it points
+// to is replaced, in its own directory.
 package settings
 
 import (
@@ -562,7 +564,13 @@ func (f *File) update(ctx context.Context, fn func(*doc) error) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", f.path, err)
 	}
-	return atomicfile.Write(f.path, out, atomicfile.KeepMode)
+	// A settings.toml that is a symlink (a dotfiles checkout) stays one:
+	// the file it points to is replaced.
+	dst, err := atomicfile.FollowLinks(f.path)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", f.path, err)
+	}
+	return atomicfile.Write(dst, out, atomicfile.KeepMode)
 }
 
 // MCPNeverDeferKey lists the MCP tools whose schemas are always loaded:

@@ -393,3 +393,40 @@ func TestMCPNeverDefer(t *testing.T) {
 		t.Fatalf("a string = %v", err)
 	}
 }
+
+// TestWriteKeepsASymlinkedFile writes through a settings.toml that is a
+// symlink (a dotfiles checkout): the link stays a link and the file it
+// points to gets the new content.
+func TestWriteKeepsASymlinkedFile(t *testing.T) {
+	ctx := context.Background()
+	cfgDir, dotfiles := t.TempDir(), t.TempDir()
+	target := filepath.Join(dotfiles, "yolop-settings.toml")
+	if err := os.WriteFile(target, []byte("[[capabilities]]\nref = \"ext:echo\"\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(cfgDir, FileName)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	f := New(cfgDir)
+	if err := f.SetCapabilityConfig(ctx, "echo", map[string]any{"greeting": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is now a %v, not the symlink it was", link, fi.Mode().Type())
+	}
+	if dest, err := os.Readlink(link); err != nil || dest != target {
+		t.Fatalf("the link points to %q (%v), want %q", dest, err, target)
+	}
+	want := map[string]any{"capabilities": []any{map[string]any{"ref": "ext:echo", "config": map[string]any{"greeting": "hi"}}}}
+	if d := cmp.Diff(want, decode(t, target)); d != "" {
+		t.Errorf("the link's target (-want +got):\n%s", d)
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the target's mode = %v (%v), want 0640 kept", fi.Mode().Perm(), err)
+	}
+}

@@ -3,6 +3,12 @@
 // the same directory, which is synced, given its mode, renamed over the
 // destination, and the directory synced.
 //
+// A destination that is a symbolic link is replaced by a regular file:
+// the link is not followed, so a link planted where a file is expected
+// cannot redirect the write. A caller whose destination may legitimately
+// be a link it wants kept (a settings file in a dotfiles checkout)
+// resolves it first with [FollowLinks].
+//
 // The temporary file is created with mode 0600 (os.CreateTemp) and only
 // then chmod'ed to the requested mode, so a private file is never readable
 // by others, even for an instant.
@@ -68,6 +74,35 @@ func WriteFunc(path string, perm fs.FileMode, fill func(io.Writer) error) error 
 	}
 	ok = true
 	return SyncDir(dir)
+}
+
+// maxLinks bounds the links FollowLinks follows, as the kernel's own
+// limit does (ELOOP).
+const maxLinks = 40
+
+// FollowLinks returns the path of the file that path names once symbolic
+// links at its last element are followed (a relative link from the
+// directory holding it), or path itself when it is not a link or does not
+// exist. A dangling link yields the path it points to, so a [Write] there
+// creates the file and keeps the link. Writing to the returned path
+// replaces the link's target in the target's own directory and leaves the
+// link in place.
+func FollowLinks(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("following the link %s: %w", path, err)
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("following the link %s: more than %d links in a row (a loop?); replace it with the file itself", path, maxLinks)
 }
 
 // SyncDir fsyncs a directory, so a rename or a new entry in it survives a
