@@ -85,7 +85,7 @@ func Summary(m *Manifest) string {
 	if len(f.Hooks) == 0 {
 		b.WriteString("  Hooks: none\n")
 	} else {
-		fmt.Fprintf(&b, "  Hooks (%d):\n", len(f.Hooks))
+		fmt.Fprintf(&b, "  Hooks (%d, at most %d per extension):\n", len(f.Hooks), MaxHookSubscriptions)
 	}
 	for _, h := range f.Hooks {
 		line := fmt.Sprintf("    - %s on %q (on_error %s", h.Event, h.Matcher, onErr(h.OnError))
@@ -274,6 +274,7 @@ func Diff(old, next *Manifest) Change {
 		d.wide("new extension %s", next.Name)
 	} else {
 		d.identity(old, next)
+		d.engines(old.Engines, next.Engines)
 	}
 	of, nf := old.Yolop, next.Yolop
 	if of == nil {
@@ -324,6 +325,35 @@ func (d *differ) identity(old, next *Manifest) {
 	}
 	if old.Description != next.Description {
 		d.note("description changed")
+	}
+}
+
+// engines compares the engines requirements. A changed (or dropped)
+// engines.yolop widens: the package now needs, or may need, another host
+// than the one approved, and must not run under the old approval. Other
+// keys name other hosts and are noted.
+func (d *differ) engines(old, next map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		o, had := old[k]
+		switch {
+		case had && o == next[k]:
+		case k != EngineYolop:
+			d.note("engines.%s %q → %q", k, o, next[k])
+		case !had:
+			d.wide("new requirement engines.yolop %q", next[k])
+		default:
+			d.wide("engines.yolop %q → %q", o, next[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if _, has := next[k]; has {
+			continue
+		}
+		if k == EngineYolop {
+			d.wide("engines.yolop %q removed", old[k])
+		} else {
+			d.note("engines.%s %q removed", k, old[k])
+		}
 	}
 }
 

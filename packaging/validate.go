@@ -24,6 +24,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"yolop.dev/core/host"
 	"yolop.dev/core/skill"
 	"yolop.dev/core/yep"
 )
@@ -70,6 +71,16 @@ var (
 // SupportedProtocolMajor is the YEP major this host speaks: a manifest
 // declaring another is refused. It is [yep.ProtocolMajor].
 const SupportedProtocolMajor = yep.ProtocolMajor
+
+// MaxHookSubscriptions is the largest accepted number of hooks[]: the
+// host's cap per extension, [host.MaxHookSubscriptions]. A manifest over
+// it is refused at install rather than clamped when it runs.
+const MaxHookSubscriptions = host.MaxHookSubscriptions
+
+// MCPToolPrefix starts the name of every MCP server's tool in a session
+// (mcp__<server>__<tool>). A manifest may not declare a tool with it, in
+// any case: it could take over calls meant for a server's tool.
+const MCPToolPrefix = "mcp__"
 
 // MaxHookTimeoutMS is the largest accepted hooks[].timeout_ms.
 const MaxHookTimeoutMS = 60000
@@ -250,6 +261,9 @@ func (c *checker) check() {
 		if !identRE.MatchString(t.Name) {
 			c.errf(nil, field, "%q is not a valid tool name (want a letter or '_' then letters, digits, '_', at most 64)", t.Name)
 		}
+		if strings.HasPrefix(strings.ToLower(t.Name), MCPToolPrefix) {
+			c.errf(nil, field, "%q starts with %q, which is reserved for MCP servers' tools (mcp__<server>__<tool>); rename the tool", t.Name, MCPToolPrefix)
+		}
 		if j, dup := seen[t.Name]; dup {
 			c.errf(ErrDuplicateName, field, "tool %q is already declared at yolop.tools[%d]", t.Name, j)
 		} else {
@@ -275,6 +289,9 @@ func (c *checker) check() {
 		needsServer = append(needsServer, "tools")
 	}
 
+	if n := len(f.Hooks); n > MaxHookSubscriptions {
+		c.errf(nil, "yolop.hooks", "%d subscriptions, but the host serves at most %d per extension; merge subscriptions with a matcher glob", n, MaxHookSubscriptions)
+	}
 	hooks := map[string]int{}
 	for i, h := range f.Hooks {
 		base := fmt.Sprintf("yolop.hooks[%d]", i)

@@ -85,7 +85,7 @@ func (v *Verifier) checkManifest() (*Manifest, error) {
 		return nil, fmt.Errorf("extension %s: %w", v.name, err)
 	}
 	if ch := Diff(v.approved, live); ch.Widens() {
-		return nil, &ManifestChangedError{Name: v.name, Dir: v.dir, Change: ch}
+		return nil, &ManifestChangedError{Name: v.name, Dir: v.dir, File: live.File, Change: ch}
 	}
 	return live, nil
 }
@@ -93,14 +93,21 @@ func (v *Verifier) checkManifest() (*Manifest, error) {
 // A ManifestChangedError reports a path source whose live manifest widens
 // the approved one. It matches [ErrManifestChanged].
 type ManifestChangedError struct {
-	Name   string
-	Dir    string
+	Name string
+	Dir  string
+	// File is the manifest file read: Dir/plugin.json or Dir/Cargo.toml.
+	// Empty means Dir/plugin.json.
+	File   string
 	Change Change
 }
 
 func (e *ManifestChangedError) Error() string {
-	return fmt.Sprintf("extension %s: %v: %s/plugin.json widens what was approved; it stays off until you run `yolop ext update %s`.\n%s",
-		e.Name, ErrManifestChanged, e.Dir, e.Name, strings.TrimRight(e.Change.String(), "\n"))
+	file := e.File
+	if file == "" {
+		file = filepath.Join(e.Dir, "plugin.json")
+	}
+	return fmt.Sprintf("extension %s: %v: %s widens what was approved; it stays off until you run `yolop ext update %s`.\n%s",
+		e.Name, ErrManifestChanged, file, e.Name, strings.TrimRight(e.Change.String(), "\n"))
 }
 
 // Unwrap returns [ErrManifestChanged].
