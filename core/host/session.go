@@ -209,6 +209,17 @@ func (s *Session) rebuild() {
 			s.addTool(&toolEntry{name: t.Name, cap: c, def: t})
 		}
 	}
+	// A contributed tool's name (mcp__<server>__<tool>) is its own: an
+	// extension tool of the same name is the one renamed, so it cannot take
+	// the calls meant for an MCP server.
+	contributed := make([][]ToolDef, len(s.opts.Contributed))
+	reserved := map[string]bool{}
+	for i, c := range s.opts.Contributed {
+		contributed[i] = c.Tools()
+		for _, t := range contributed[i] {
+			reserved[t.Name] = true
+		}
+	}
 	anyDeferred := false
 	for _, c := range s.caps {
 		e, ok := c.(*Extension)
@@ -218,7 +229,7 @@ func (s *Session) rebuild() {
 		loaded := 0
 		for _, t := range e.Tools() {
 			name := t.Name
-			if builtin[name] || s.tools[name] != nil || name == toolSearchName {
+			if builtin[name] || s.tools[name] != nil || reserved[name] || name == toolSearchName {
 				q := e.ExtName() + "__" + t.Name
 				s.warnings = append(s.warnings, fmt.Sprintf("tool %q of extension %q collides with an existing tool; registered as %q", t.Name, e.ExtName(), q))
 				s.log.Warn("tool name collision", "extension", e.ExtName(), "tool", t.Name, "registered_as", q)
@@ -235,8 +246,8 @@ func (s *Session) rebuild() {
 			s.addTool(&toolEntry{name: name, cap: e, def: t, deferred: deferred})
 		}
 	}
-	for _, c := range s.opts.Contributed {
-		for _, t := range c.Tools() {
+	for i, c := range s.opts.Contributed {
+		for _, t := range contributed[i] {
 			name := t.Name
 			if builtin[name] || s.tools[name] != nil || name == toolSearchName {
 				q := c.Name() + "__" + t.Name

@@ -25,6 +25,7 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,21 @@ type Client struct {
 	order    []string
 	warnings []string
 	closed   bool
+	// routes are the tools served, in connection order, and byName the
+	// same by session name: a call goes to the (server, tool) pair that
+	// registered its name, never to a re-parse of the name. toolWarnings
+	// say which announced tools were refused; all three are rebuilt by
+	// reindex.
+	routes       []route
+	byName       map[string]route
+	toolWarnings []string
+}
+
+// A route is one MCP tool the client serves.
+type route struct {
+	name string // mcp__<server>__<tool>
+	srv  *server
+	tool *sdk.Tool
 }
 
 // New returns a client; nothing is connected until Sync.
@@ -194,37 +210,85 @@ func (c *Client) scrub(s string) string {
 func ToolName(server, tool string) string { return ToolPrefix + server + "__" + tool }
 
 // Tools implements [host.Capability]: the tools of every ready server, in
-// connection order, deferred unless [Options.NeverDefer] names them.
+// connection order, deferred unless [Options.NeverDefer] names them. A
+// tool whose name a model API would refuse, and a tool whose session name
+// an earlier server's tool already has, is left out (see
+// [Client.Warnings]).
 func (c *Client) Tools() []host.ToolDef {
 	c.mu.Lock()
-	order := slices.Clone(c.order)
-	servers := maps.Clone(c.servers)
+	routes := c.routes
 	c.mu.Unlock()
 	var out []host.ToolDef
-	for _, n := range order {
-		s := servers[n]
-		s.mu.Lock()
-		tools, state := s.tools, s.state
-		s.mu.Unlock()
+	for _, r := range routes {
+		r.srv.mu.Lock()
+		state := r.srv.state
+		r.srv.mu.Unlock()
 		if state != StateReady {
 			continue
 		}
-		for _, t := range tools {
-			name := ToolName(n, t.Name)
-			schema, err := json.Marshal(t.InputSchema)
-			if err != nil || string(schema) == "null" {
-				schema = json.RawMessage(`{"type":"object"}`)
-			}
-			out = append(out, host.ToolDef{
-				Name:        name,
-				Description: t.Description,
-				InputSchema: schema,
-				NeverDefer:  c.neverDefer(name),
-				Streaming:   true,
-			})
+		schema, err := json.Marshal(r.tool.InputSchema)
+		if err != nil || string(schema) == "null" {
+			schema = json.RawMessage(`{"type":"object"}`)
 		}
+		out = append(out, host.ToolDef{
+			Name:        r.name,
+			Description: r.tool.Description,
+			InputSchema: schema,
+			NeverDefer:  c.neverDefer(r.name),
+			Streaming:   true,
+		})
 	}
 	return out
+}
+
+// reindex rebuilds the routes from the servers' tool lists, in connection
+// order. A tool name must be 1 to 64 letters, digits, '_' or '-' (what
+// model APIs accept), and so must its session name; when two (server,
+// tool) pairs make the same session name — servers "a" with tool "b__c"
+// and "a__b" with tool "c" — the first server in order keeps it. Each
+// refusal is a warning naming the server. Called with c.mu held.
+func (c *Client) reindex() {
+	c.routes, c.byName, c.toolWarnings = nil, map[string]route{}, nil
+	for _, n := range c.order {
+		s := c.servers[n]
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		tools := s.tools
+		s.mu.Unlock()
+		for _, t := range tools {
+			name := ToolName(n, t.Name)
+			var warn string
+			prev, dup := c.byName[name]
+			switch {
+			case !validName.MatchString(t.Name):
+				warn = fmt.Sprintf("%s: MCP server %q announces tool %s, which is not a valid tool name (want 1 to 64 letters, digits, '_' or '-'); the tool is skipped: ask the server's author to rename it", s.cfg.Source, n, quoteName(t.Name))
+			case !validName.MatchString(name):
+				warn = fmt.Sprintf("%s: MCP server %q announces tool %s, whose session name %s is %d characters, over the 64 model APIs accept; the tool is skipped: give the server a shorter name", s.cfg.Source, n, quoteName(t.Name), quoteName(name), len(name))
+			case dup:
+				warn = fmt.Sprintf("MCP tool name %s is made by server %q (tool %s, %s) and by server %q (tool %s, %s); the first keeps it and the second's tool is skipped: rename one of the servers", name, prev.srv.cfg.Name, quoteName(prev.tool.Name), prev.srv.cfg.Source, n, quoteName(t.Name), s.cfg.Source)
+			}
+			if warn != "" {
+				c.toolWarnings = append(c.toolWarnings, c.scrub(warn))
+				c.log.Debug("MCP tool skipped", "server", n, "reason", warn)
+				continue
+			}
+			r := route{name: name, srv: s, tool: t}
+			c.routes = append(c.routes, r)
+			c.byName[name] = r
+		}
+	}
+}
+
+// quoteName shows a name from a server in a warning: quoted with Go
+// escapes (a newline or U+202E cannot break or reverse the line) and cut
+// to 40 characters.
+func quoteName(n string) string {
+	if r := []rune(n); len(r) > 40 {
+		return strconv.Quote(string(r[:40])) + "…"
+	}
+	return strconv.Quote(n)
 }
 
 func (c *Client) neverDefer(name string) bool {
@@ -236,24 +300,16 @@ func (c *Client) neverDefer(name string) bool {
 	return false
 }
 
-// lookup finds the server and MCP tool name of a session tool name.
+// lookup finds the server and MCP tool name that registered a session
+// tool name.
 func (c *Client) lookup(name string) (*server, string, bool) {
-	rest, ok := strings.CutPrefix(name, ToolPrefix)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.byName[name]
 	if !ok {
 		return nil, "", false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	// Server names may hold "__" (contributed "<ext>__<server>"); the
-	// longest server name that matches wins.
-	var best *server
-	tool := ""
-	for n, s := range c.servers {
-		if t, ok := strings.CutPrefix(rest, n+"__"); ok && (best == nil || len(n) > len(best.cfg.Name)) {
-			best, tool = s, t
-		}
-	}
-	return best, tool, best != nil
+	return r.srv, r.tool.Name, true
 }
 
 // CallTool implements [host.Capability]: one tools/call through the
@@ -440,6 +496,7 @@ func (c *Client) Sync(ctx context.Context, exts []*host.Extension) bool {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: MCP server %q: %s", s.cfg.Source, s.cfg.Name, c.scrub(s.reason)))
 		}
 	}
+	c.reindex()
 	return true
 }
 
@@ -629,6 +686,7 @@ func (c *Client) Close() {
 	c.closed = true
 	servers := slices.Collect(maps.Values(c.servers))
 	c.servers = map[string]*server{}
+	c.reindex()
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range servers {
@@ -651,12 +709,12 @@ func (c *Client) Status() []ServerStatus {
 	return out
 }
 
-// Warnings implements [host.ContributedTools]: .mcp.json findings and
-// servers that did not start.
+// Warnings implements [host.ContributedTools]: .mcp.json findings, servers
+// that did not start and the tools refused for their names, each once.
 func (c *Client) Warnings() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append(slices.Clone(c.o.Warnings), c.warnings...)
+	return slices.Concat(c.o.Warnings, c.warnings, c.toolWarnings)
 }
 
 // httpClient is the HTTP client of one server: its headers added to every

@@ -10,7 +10,11 @@
 //     stdio) and "everything-http" (server-everything's streamable HTTP,
 //     a process it owns, on a port it picks);
 //   - MCPTEST_WIDEN=1: "go" declared as a URL and an undeclared "extra",
-//     which the host must refuse.
+//     which the host must refuse;
+//   - MCPTEST_NAMES=<JSON array>: "go" runs with -names, serving only echo
+//     tools of those names;
+//   - MCPTEST_EXTRA_TOOL=<name>: one more tool of that name, answering
+//     "extension tool <name>".
 package main
 
 import (
@@ -45,10 +49,17 @@ func main() {
 		}
 		return yep.ToolResult{Output: "hello, " + a.Answer}, nil
 	})
+	if n := os.Getenv("MCPTEST_EXTRA_TOOL"); n != "" {
+		s.Tool(n, func(context.Context, *sdk.ToolCall) (yep.ToolResult, error) {
+			return yep.ToolResult{Output: "extension tool " + n}, nil
+		})
+	}
 	if p := os.Getenv("MCPTEST_SERVER"); p != "" {
 		if os.Getenv("MCPTEST_WIDEN") != "" {
 			s.MCPServer(yep.MCPServerDecl{Name: "go", Type: yep.MCPHTTP, URL: "http://127.0.0.1:1/mcp"})
 			s.MCPServer(yep.MCPServerDecl{Name: "extra", Command: p})
+		} else if names := os.Getenv("MCPTEST_NAMES"); names != "" {
+			s.MCPServer(yep.MCPServerDecl{Name: "go", Command: p, Args: []string{"-names", names}})
 		} else {
 			// WRAPPED_TOKEN comes from the manifest's env for this server.
 			s.MCPServer(yep.MCPServerDecl{Name: "go", Command: p})

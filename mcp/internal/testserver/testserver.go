@@ -80,6 +80,19 @@ func New(cancelMark string) *sdk.Server {
 	return s
 }
 
+// Named returns a server whose tools are an echo tool under each of
+// names, as they are: a server announcing whatever tool names a test needs,
+// valid or not.
+func Named(names []string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "yolop-testserver", Version: "1"}, nil)
+	for _, n := range names {
+		sdk.AddTool(s, &sdk.Tool{Name: n, Description: "Echo the text back, prefixed with the tool name."}, func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: n + ": " + in.Text}}}, nil, nil
+		})
+	}
+	return s
+}
+
 // Hang reads stdin and never answers: a server wedged on initialize.
 func Hang() {
 	buf := make([]byte, 4096)
