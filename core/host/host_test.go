@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1122,6 +1123,33 @@ func TestMalformedReplyFailsTheCallAtOnce(t *testing.T) {
 		var ire *jsonrpc.InvalidResponseError
 		if err == nil || err.Error() != tc.want || !errors.As(err, &ire) {
 			t.Errorf("reply %s: err = %v, want %q matching *jsonrpc.InvalidResponseError", tc.line, err, tc.want)
+		}
+	}
+	res, err := s.CallTool(context.Background(), "echo", "e", json.RawMessage(`{"text":"still here"}`), nil)
+	if err != nil || res.Output != "still here" {
+		t.Fatalf("echo after the malformed replies = %+v, %v", res, err)
+	}
+}
+
+// TestFloatIDOrMissingVersionFailsTheCallAtOnce has a real server answer a
+// tool call with its id written as a number that is not an integer (as
+// Python's json.dumps(2.0) writes it) and with no "jsonrpc" member. Each
+// call fails at once naming the fault, instead of waiting for the tool
+// timeout, and the server keeps serving.
+func TestFloatIDOrMissingVersionFailsTheCallAtOnce(t *testing.T) {
+	s := newTestSession(t, SessionOptions{Grants: []Grant{pyGrant(t, "py", nil, "raw_reply", "echo")}})
+	const idFault = `^invalid response from extension "py": "id" is %s, not a string or an integer; send the request's id back exactly as it came$`
+	for _, tc := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":$ID.0,"result":{"output":"a"}}`, fmt.Sprintf(idFault, `[0-9]+\.0`)},
+		{`{"jsonrpc":"2.0","id":$IDe0,"result":{"output":"a"}}`, fmt.Sprintf(idFault, `[0-9]+e0`)},
+		{`{"jsonrpc":"2.0","id":$ID0e-1,"result":{"output":"a"}}`, fmt.Sprintf(idFault, `[0-9]+0e-1`)},
+		{`{"id":$ID,"result":{"output":"a"}}`, `^invalid response from extension "py": no "jsonrpc" member; a response carries "jsonrpc":"2\.0"$`},
+	} {
+		args, _ := json.Marshal(map[string]string{"line": tc.line})
+		_, err := s.CallTool(context.Background(), "raw_reply", "r", args, nil)
+		var ire *jsonrpc.InvalidResponseError
+		if err == nil || !regexp.MustCompile(tc.want).MatchString(err.Error()) || !errors.As(err, &ire) {
+			t.Errorf("reply %s: err = %v, want one matching %s and *jsonrpc.InvalidResponseError", tc.line, err, tc.want)
 		}
 	}
 	res, err := s.CallTool(context.Background(), "echo", "e", json.RawMessage(`{"text":"still here"}`), nil)

@@ -145,8 +145,9 @@ func (e *CancelledError) Unwrap() []error { return []error{yep.ErrCancelled, e.C
 
 // An InvalidResponseError fails a call whose response the connection
 // rejected: the line named the call's id but broke the envelope rules (both
-// or neither of result and error, a batch array, a "jsonrpc" other than
-// "2.0", a duplicate or case-variant member), so it has no single meaning.
+// or neither of result and error, a batch array, a missing "jsonrpc" or one
+// other than "2.0", a duplicate or case-variant member, an id written as a
+// number that is not an integer, such as 2.0), so it has no single meaning.
 // The call fails as soon as the line is read.
 type InvalidResponseError struct {
 	// Method is the method of the call that failed.
@@ -823,7 +824,7 @@ func (c *Conn) invalid(reason string, line []byte) {
 // pending call a rejected line answers.
 func (c *Conn) failRejected(line []byte, reason string) {
 	for _, id := range rejectedResponseIDs(line) {
-		if n, ok := yep.ID(id).Int64(); ok && c.deliver(n, reply{err: &InvalidResponseError{Reason: reason}}) {
+		if n, ok := callID(id); ok && c.deliver(n, reply{err: &InvalidResponseError{Reason: reason}}) {
 			c.log.Debug("failed a call whose response was rejected", "id", n, "reason", reason)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"yolop.dev/core/internal/jsonscan"
@@ -112,10 +114,14 @@ func (e *envelope) validate() *yep.Error {
 }
 
 // responseFault says why an envelope without a method is not a valid
-// response, or returns "" when it is one.
+// response, or returns "" when it is one. A missing "jsonrpc" is refused
+// like a wrong one: a response cannot be told from a stray object without
+// it.
 func (e *envelope) responseFault() string {
 	switch {
-	case e.jsonrpc != nil && string(e.jsonrpc) != `"2.0"`:
+	case e.jsonrpc == nil:
+		return `no "jsonrpc" member; a response carries "jsonrpc":"2.0"`
+	case string(e.jsonrpc) != `"2.0"`:
 		return fmt.Sprintf(`"jsonrpc" is %s, not "2.0"`, truncate(e.jsonrpc, 40))
 	case e.result != nil && e.err != nil:
 		return "both result and error"
@@ -123,11 +129,30 @@ func (e *envelope) responseFault() string {
 		return "neither result nor error"
 	}
 	if e.id != nil && string(e.id) != "null" {
-		if err := yep.ValidateID(e.id); err != nil {
-			return err.Error()
+		if yep.ValidateID(e.id) != nil {
+			return fmt.Sprintf(`"id" is %s, not a string or an integer; send the request's id back exactly as it came`, truncate(e.id, 40))
 		}
 	}
 	return ""
+}
+
+// callID returns the call a response id names: an integer, or a number
+// equal to one (2.0, 2e0 and 20e-1 all name call 2), so that a peer that
+// echoes ids as floats, as Python's json.dumps(2.0) does, has its calls
+// fail at once rather than wait for their timeout. Past 2^53 a float is
+// not exact, so such a number names no call.
+func callID(raw []byte) (int64, bool) {
+	if n, ok := yep.ID(raw).Int64(); ok {
+		return n, true
+	}
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // reasonBatch is the violation of a line holding a JSON array.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"yolop.dev/core/yep"
@@ -47,6 +48,10 @@ func TestMalformedResponseFailsItsCall(t *testing.T) {
 		{"duplicate key before the id", `{"jsonrpc":"2.0","error":{"message":"a"},"error":{"message":"b"},"id":%d}`, `duplicate member "error"`},
 		{"case-variant key", `{"jsonrpc":"2.0","id":%d,"Result":1}`, `case-variant member "Result"`},
 		{"case-variant id", `{"jsonrpc":"2.0","ID":%d,"result":1}`, `case-variant member "ID"`},
+		{"no jsonrpc member", `{"id":%d,"result":1}`, `no "jsonrpc" member; a response carries "jsonrpc":"2.0"`},
+		{"id as a fraction", `{"jsonrpc":"2.0","id":%d.0,"result":1}`, idReason("%d.0")},
+		{"id with an exponent", `{"jsonrpc":"2.0","id":%de0,"result":1}`, idReason("%de0")},
+		{"id with a negative exponent", `{"jsonrpc":"2.0","id":%d0e-1,"result":1}`, idReason("%d0e-1")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,6 +71,9 @@ func TestMalformedResponseFailsItsCall(t *testing.T) {
 			if !errors.As(err, &ire) {
 				t.Fatalf("err = %v (%T), want an *InvalidResponseError", err, err)
 			}
+			if strings.Contains(tc.reason, "%d") {
+				tc.reason = fmt.Sprintf(tc.reason, bad)
+			}
 			if ire.Reason != tc.reason || ire.Method != "first" {
 				t.Errorf("InvalidResponseError = %+v, want reason %q for method first", ire, tc.reason)
 			}
@@ -74,6 +82,12 @@ func TestMalformedResponseFailsItsCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// idReason is the violation named for a response whose id is the number
+// id, written other than as an integer.
+func idReason(id string) string {
+	return `"id" is ` + id + `, not a string or an integer; send the request's id back exactly as it came`
 }
 
 // TestMalformedRequestNeverFailsACall checks that a rejected line that is
