@@ -156,12 +156,17 @@ func (r *REPL) event(kind string, fields map[string]any, text string) {
 
 // Fail reports err as an "error" event, with the command that helps
 // after it (see [Hint]).
-func (r *REPL) Fail(err error) {
+func (r *REPL) Fail(err error) { r.fail(err, map[string]any{}) }
+
+// fail is Fail with more fields for the event, such as the tool and
+// call_id of a failed call.
+func (r *REPL) fail(err error, fields map[string]any) {
 	msg := err.Error()
 	if hint := Hint(err); hint != "" {
 		msg += "; " + hint
 	}
-	r.event("error", map[string]any{"message": msg}, "error: "+msg)
+	fields["message"] = msg
+	r.event("error", fields, "error: "+msg)
 }
 
 // Hint is the REPL command that helps after err: the runtime's messages
@@ -274,7 +279,7 @@ func (r *REPL) call(ctx context.Context, rest string) {
 	case errors.Is(err, yep.ErrCancelled) || errors.Is(err, context.Canceled):
 		r.event("cancelled", map[string]any{"tool": name, "call_id": callID}, "cancelled")
 	case err != nil:
-		r.Fail(err)
+		r.fail(err, map[string]any{"tool": name, "call_id": callID})
 	default:
 		r.event("result", map[string]any{"tool": name, "call_id": callID, "output": res.Output, "is_error": res.IsError, "data": res.Data},
 			resultText(res))

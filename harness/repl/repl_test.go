@@ -2,6 +2,7 @@ package repl_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -216,5 +217,28 @@ func TestCancelledCall(t *testing.T) {
 	ev, _ = out.take()
 	if len(ev) != 1 || ev[0].kind != "error" || !strings.Contains(ev[0].text, "only those loaded in place") {
 		t.Fatalf("/disable without a manager = %+v", ev)
+	}
+}
+
+// TestFailedCallNamesTheCall: a tool call that fails reports an "error"
+// event carrying the call's call_id and tool, as a result or an update
+// does, so a --json reader can tell which call failed.
+func TestFailedCallNamesTheCall(t *testing.T) {
+	_, s := session(t)
+	out := &recorder{}
+	r := repl.New(repl.Options{Session: s.Session, Out: out})
+	for _, tc := range []struct{ line, tool, want string }{
+		{`/call echo {"text":5}`, "echo", "text"},
+		{`/call nosuch {}`, "nosuch", "/tools lists them"},
+	} {
+		r.Run(context.Background(), tc.line)
+		ev, _ := out.take()
+		if len(ev) != 1 || ev[0].kind != "error" || !strings.Contains(ev[0].text, tc.want) {
+			t.Fatalf("%s = %+v, want one error saying %q", tc.line, ev, tc.want)
+		}
+		f := ev[0].fields
+		if f["tool"] != tc.tool || !strings.HasPrefix(fmt.Sprint(f["call_id"]), "call-") || f["message"] == "" {
+			t.Errorf("%s: error fields = %v, want tool %q, a call_id and the message", tc.line, f, tc.tool)
+		}
 	}
 }
