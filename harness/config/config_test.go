@@ -80,7 +80,8 @@ func TestInspectSplitsSecretsFromConfig(t *testing.T) {
 	if err := json.Unmarshal(res.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(map[string]any{"mode": "fast", "count": float64(2)}, cfg); d != "" {
+	// greeting is unset: its schema default is sent.
+	if d := cmp.Diff(map[string]any{"mode": "fast", "count": float64(2), "greeting": "hello"}, cfg); d != "" {
 		t.Errorf("initialize.config (-want +got):\n%s", d)
 	}
 	if strings.Contains(string(res.Config), "tok-") {

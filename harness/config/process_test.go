@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
 	"yolop.dev/core/host"
@@ -164,6 +165,25 @@ func TestSecretReachesOnlyItsServersEnv(t *testing.T) {
 	}
 	if strings.Contains(p.logs.String(), token) {
 		t.Errorf("logs leak the secret:\n%s", p.logs)
+	}
+}
+
+// TestDefaultsReachARealServer starts the raw-protocol server with a
+// config that leaves greeting unset: its schema default is in the
+// initialize.config the server received, beside the values set.
+func TestDefaultsReachARealServer(t *testing.T) {
+	f := newFixture(t)
+	f.config(t, map[string]any{"mode": "slow", "count": 4})
+	f.secret(t, token)
+	p := startProcess(t, f)
+	d := readDump(t, p.initFile)
+	var cfg map[string]any
+	if err := json.Unmarshal(d.Params.Config, &cfg); err != nil {
+		t.Fatalf("initialize.config %q: %v", d.Params.Config, err)
+	}
+	want := map[string]any{"mode": "slow", "count": float64(4), "greeting": "hello"}
+	if d := cmp.Diff(want, cfg); d != "" {
+		t.Errorf("initialize.config the server received (-want +got):\n%s", d)
 	}
 }
 

@@ -58,7 +58,9 @@ type Resolved struct {
 	// Fields are the manifest's config fields, in schema order.
 	Fields []packaging.ConfigField
 	// Config is the non-secret capability config for initialize.config and
-	// config/changed; nil when there is none.
+	// config/changed: the values in settings.toml, plus the schema default
+	// of every plain field left unset; nil when there is none. A secret
+	// field's default is never sent.
 	Config json.RawMessage
 	// Env is what config adds to the server's environment: every secret
 	// field and every field declaring `env`.
@@ -145,12 +147,14 @@ func (r *Resolver) Inspect(ctx context.Context, m *packaging.Manifest) (*Resolve
 		secret[f.Name] = f.Secret
 	}
 	plain := map[string]any{}
+	sent := map[string]any{} // plain plus the defaults of unset plain fields
 	for _, k := range sortedKeys(raw) {
 		if secret[k] {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("extension %s: field %q is a secret, so its value in %s is ignored and never sent; remove it from there and store it with `yolop ext secret set %s %s`", m.Name, k, r.settingsPath(), m.Name, k))
 			continue
 		}
 		plain[k] = raw[k]
+		sent[k] = raw[k]
 	}
 	for _, f := range fields {
 		if f.Secret {
@@ -168,8 +172,11 @@ func (r *Resolver) Inspect(ctx context.Context, m *packaging.Manifest) (*Resolve
 		}
 		v, ok := plain[f.Name]
 		res.Set[f.Name] = ok
-		if !ok {
+		if !ok && f.Default != nil {
+			// The schema's default is what the server runs with: it is
+			// sent in initialize.config like a value the user set.
 			v = f.Default
+			sent[f.Name] = v
 		}
 		if f.Env != "" && v != nil {
 			res.Env[f.Env] = envValue(v)
@@ -180,8 +187,8 @@ func (r *Resolver) Inspect(ctx context.Context, m *packaging.Manifest) (*Resolve
 			res.Missing = append(res.Missing, f)
 		}
 	}
-	if len(plain) > 0 {
-		b, err := json.Marshal(plain)
+	if len(sent) > 0 {
+		b, err := json.Marshal(sent)
 		if err != nil {
 			return nil, fmt.Errorf("extension %s: its config in %s is not representable as JSON: %w", m.Name, r.settingsPath(), err)
 		}
