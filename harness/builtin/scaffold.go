@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -108,7 +110,9 @@ func (e *Extensions) scaffold(ctx context.Context, raw json.RawMessage, o Extens
 
 // inside resolves dir (default name) against the workspace and refuses a
 // path that leaves it: the agent writes where the user works, nowhere
-// else.
+// else. The check is on real paths, symlinks resolved (as core/skill
+// checks a skill's files), so a link in the workspace that points out of
+// it is not a way out; a link that stays inside is followed.
 func inside(ws, dir, name string) (string, error) {
 	if dir == "" {
 		dir = name
@@ -117,11 +121,44 @@ func inside(ws, dir, name string) (string, error) {
 		dir = filepath.Join(ws, dir)
 	}
 	dir = filepath.Clean(dir)
-	rel, err := filepath.Rel(filepath.Clean(ws), dir)
+	realWS, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return "", fmt.Errorf("scaffold_extension: the workspace %s: %w", ws, err)
+	}
+	real, err := realPath(dir)
+	if err != nil {
+		return "", fmt.Errorf("scaffold_extension: %s: %w", dir, err)
+	}
+	rel, err := filepath.Rel(realWS, real)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("scaffold_extension: %s is not inside the workspace %s; choose a directory under it", dir, ws)
+		where := dir
+		if real != dir {
+			where = fmt.Sprintf("%s (really %s, through a symbolic link)", dir, real)
+		}
+		return "", fmt.Errorf("scaffold_extension: %s is not inside the workspace %s; choose a directory under it", where, ws)
 	}
 	return dir, nil
+}
+
+// realPath is p with symlinks resolved in the part of it that exists; the
+// rest, not there yet, is joined on as written.
+func realPath(p string) (string, error) {
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", err
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
 }
 
 // updateWriter streams build output as tool/update progress.

@@ -80,3 +80,40 @@ func TestScaffoldExtensionWritesInsideTheWorkspace(t *testing.T) {
 		t.Errorf("no workspace: %+v", res)
 	}
 }
+
+// TestScaffoldExtensionRefusesALinkOut: a directory of the workspace that
+// is a symlink to somewhere else is not the workspace; scaffolding through
+// it is refused and nothing is written at the link's target. A link that
+// stays inside the workspace is followed.
+func TestScaffoldExtensionRefusesALinkOut(t *testing.T) {
+	m, _, _ := setup(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(ws, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	ext := NewExtensions(m, ExtensionsOptions{WorkspaceRoot: ws})
+	s := host.NewSession(host.SessionOptions{Builtins: []host.Capability{ext}})
+	defer s.Close()
+	for _, dir := range []string{"escape/sd", "escape", "escape/a/b", filepath.Join(ws, "escape", "sd")} {
+		res := call(t, s, "scaffold_extension", map[string]any{"name": "sd", "lang": "python", "tools": []string{"t"}, "dir": dir})
+		if !res.IsError || !strings.Contains(res.Output, "not inside the workspace") || !strings.Contains(res.Output, outside) {
+			t.Errorf("dir %q through a link out: error %v, %s; want an error naming %s", dir, res.IsError, res.Output, outside)
+		}
+	}
+	if ents, err := os.ReadDir(outside); err != nil || len(ents) != 0 {
+		t.Fatalf("the link's target outside the workspace was written: %v %v", ents, err)
+	}
+	res := call(t, s, "scaffold_extension", map[string]any{"name": "in", "lang": "python", "tools": []string{"t"}, "dir": "alias/in"})
+	if res.IsError {
+		t.Fatalf("a link inside the workspace: %s", res.Output)
+	}
+	if _, err := packaging.Load(filepath.Join(ws, "real", "in")); err != nil {
+		t.Fatal(err)
+	}
+}
