@@ -98,11 +98,15 @@ func TestHandshakeFailures(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
 		want []string
+		not  []string // what would be a wrong diagnosis
 	}{
-		{"garbage", []string{"Unrecognized remote plugin message", "nothing before it"}},
-		{"hang", []string{"printed no handshake line within"}},
-		{"cookie", []string{"did not accept this host's magic cookie", "exit status 1", "This binary is a plugin"}},
-		{"version", []string{"incompatible API version", "this host speaks 1"}},
+		{"garbage", []string{"Unrecognized remote plugin message", "nothing before it"}, nil},
+		{"hang", []string{"printed no handshake line within 2s"}, nil},
+		{"cookie", []string{"did not accept this host's magic cookie", "exit status 1", "This binary is a plugin"}, nil},
+		{"version", []string{"incompatible API version", "this host speaks 1"}, nil},
+		// A line longer than go-plugin reads ends its read with no line:
+		// output that is no handshake, not a refused cookie.
+		{"flood", []string{"bytes of non-handshake output on stdout before its handshake line", "must print only the handshake line"}, []string{"magic cookie"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			tr := gp.New(gp.Options{StartTimeout: 2 * time.Second})
@@ -120,8 +124,26 @@ func TestHandshakeFailures(t *testing.T) {
 					t.Errorf("err = %v; want it to say %q", err, w)
 				}
 			}
+			for _, w := range tc.not {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v; want it not to say %q", err, w)
+				}
+			}
 			noChildren(t, testPlugin)
 		})
+	}
+}
+
+// TestStartTimeoutDefault: with no StartTimeout set, a plugin has the 10 s
+// docs/security.md promises to print its handshake, not go-plugin's
+// minute. (TestHandshakeFailures/hang runs a plugin that never prints one
+// under a short configured bound.)
+func TestStartTimeoutDefault(t *testing.T) {
+	if got := gp.New(gp.Options{}).StartTimeout(); got != 10*time.Second {
+		t.Errorf("default StartTimeout = %s, want 10s (DefaultStartTimeout)", got)
+	}
+	if got := gp.New(gp.Options{StartTimeout: time.Second}).StartTimeout(); got != time.Second {
+		t.Errorf("StartTimeout set to 1s = %s", got)
 	}
 }
 

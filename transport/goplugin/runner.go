@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -39,6 +40,8 @@ type procRunner struct {
 	handshook   bool              // the go-plugin handshake completed
 	exitedAlone bool              // the process had exited when go-plugin killed it
 	startErr    error             // the runner's own start failure (checksum, exec)
+
+	stdoutRead atomic.Int64 // bytes go-plugin has read from the plugin's stdout
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -123,8 +126,28 @@ func (r *procRunner) cancel() {
 func (r *procRunner) Diagnose(context.Context) string { return "" }
 
 // Stdout implements runner.Runner: go-plugin reads the handshake line
-// from it, then discards what follows (YEP runs over gRPC).
-func (r *procRunner) Stdout() io.ReadCloser { return io.NopCloser(r.instance().Stdout()) }
+// from it, then discards what follows (YEP runs over gRPC). The bytes read
+// are counted, so that a failed handshake can tell output that is no
+// handshake from no output at all.
+func (r *procRunner) Stdout() io.ReadCloser {
+	return io.NopCloser(countingReader{r: r.instance().Stdout(), n: &r.stdoutRead})
+}
+
+// stdoutBytes is how many bytes go-plugin has read from the plugin's
+// stdout.
+func (r *procRunner) stdoutBytes() int64 { return r.stdoutRead.Load() }
+
+// A countingReader adds the bytes read through it to n.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
 
 // Stderr implements runner.Runner with an empty stream: the stdio
 // transport already logs the plugin's stderr and keeps its tail.

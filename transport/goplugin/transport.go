@@ -41,9 +41,14 @@ type Options struct {
 	Process stdio.Options
 	// StartTimeout bounds the go-plugin handshake, from the start of the
 	// process to its handshake line; the context given to Start bounds it
-	// too. Zero means one minute, go-plugin's default.
+	// too. Zero means [DefaultStartTimeout].
 	StartTimeout time.Duration
 }
+
+// DefaultStartTimeout is how long a plugin has to print its handshake line
+// when [Options].StartTimeout is zero: the bound docs/security.md promises
+// for a server's start (go-plugin's own default is one minute).
+const DefaultStartTimeout = 10 * time.Second
 
 // A Transport is a [core.Transport] that runs each server as a go-plugin
 // plugin and carries YEP over one gRPC stream. Create one with [New]. A
@@ -63,7 +68,7 @@ func New(opts Options) *Transport {
 		opts.Logger = hclog.NewNullLogger()
 	}
 	if opts.StartTimeout <= 0 {
-		opts.StartTimeout = time.Minute
+		opts.StartTimeout = DefaultStartTimeout
 	}
 	p := opts.Process
 	p.Logger = opts.Logger
@@ -195,6 +200,10 @@ func (t *Transport) failed(spec core.ServerSpec, r *procRunner, client *goplugin
 	}
 	hint := "serve it with yolop.dev/transport/goplugin/plugin, which answers this host's handshake"
 	switch {
+	case strings.Contains(msg, "Failed to read any lines") && r.stdoutBytes() > 0:
+		// go-plugin reads lines of at most 64 KiB: a longer one ends its
+		// read with no line at all, which is no cookie problem.
+		hint = fmt.Sprintf("it printed at least %d bytes of non-handshake output on stdout before its handshake line; a go-plugin server must print only the handshake line on stdout (logs go to stderr); %s", r.stdoutBytes(), hint)
 	case strings.Contains(msg, "Failed to read any lines"), strings.Contains(msg, "exited before we could connect"):
 		hint = "it printed no handshake line and exited: it did not accept this host's magic cookie (a plugin built for another host, or a program that is no go-plugin server), or failed before its handshake; its stderr says which"
 	case strings.Contains(msg, "Unrecognized remote plugin message"):

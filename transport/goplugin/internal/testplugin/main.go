@@ -10,6 +10,8 @@
 //	                  the middle of its call and a "pid" tool
 //	garbage           prints a line before go-plugin's handshake line
 //	hang              never prints a handshake line
+//	flood             prints 1 MiB on stdout, with no newline, instead of
+//	                  its handshake line, then sleeps
 //	cookie            answers another host's magic cookie
 //	version           speaks protocol version 2
 //	tree              starts a grandchild in a session of its own that
@@ -20,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -75,6 +78,9 @@ func main() {
 		exit(plugin.ServeStream(ctx, echoStream, plugin.Options{}))
 	case "hang":
 		fmt.Fprintln(os.Stderr, "testplugin: hanging before the handshake")
+		sleepForever()
+	case "flood":
+		os.Stdout.Write(bytes.Repeat([]byte("x"), 1<<20))
 		sleepForever()
 	case "cookie", "version":
 		hs := wire.Handshake
