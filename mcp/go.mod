@@ -3,10 +3,12 @@ module yolop.dev/mcp
 go 1.26.0
 
 require (
+	github.com/gofrs/flock v0.13.2
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.uber.org/goleak v1.3.0
 	yolop.dev/core v0.0.0
+	yolop.dev/internal v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/transport/stdio v0.0.0
 )
@@ -14,7 +16,6 @@ require (
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
-	github.com/gofrs/flock v0.13.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
@@ -28,7 +29,6 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-	yolop.dev/internal v0.0.0 // indirect
 )
 
 replace yolop.dev/core => ../core

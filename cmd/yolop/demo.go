@@ -35,7 +35,7 @@ blocks, a slash command, the system prompt and /status.`,
 			}
 			defer cleanup()
 			script := strings.Join(demo.Script, "\n") + "\n"
-			return a.runSessionWith(cmd.Context(), sessionFlags{json: asJSON, noEnabled: true}, []host.Grant{g}, strings.NewReader(script), true)
+			return a.runSessionWith(cmd.Context(), sessionFlags{json: asJSON, noEnabled: true, noMCP: true}, []host.Grant{g}, strings.NewReader(script), true)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")

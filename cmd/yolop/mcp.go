@@ -45,7 +45,7 @@ generated and printed to stderr when neither is set).`,
 	serve.Flags().StringVar(&f.token, "token", "", "require this bearer `TOKEN` over HTTP (default $YOLOP_MCP_TOKEN)")
 	serve.Flags().BoolVar(&f.allowRemote, "allow-remote", false, "allow --http on a non-loopback address (a bearer token is then required)")
 	serve.Flags().StringArrayVar(&f.exts, "ext", nil, "also serve the package in `DIR`, loaded in place (repeatable)")
-	cmd.AddCommand(serve)
+	cmd.AddCommand(serve, a.mcpApproveCmd())
 	return cmd
 }
 

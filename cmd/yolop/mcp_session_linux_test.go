@@ -48,7 +48,7 @@ func TestSessionMCPContributedProgressAndCancel(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, ".mcp.json"), mcpJSON, 0o644)
 
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "session", "--ext", pkg, "--no-enabled", "--workspace", ws)
+	cmd := exec.Command(exe, "session", "--ext", pkg, "--no-enabled", "--workspace", ws, "--yes")
 	cmd.Env = append(os.Environ(), "YOLOP_TEST_CLI=1", "YOLOP_CONFIG_DIR="+t.TempDir())
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

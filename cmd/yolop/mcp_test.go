@@ -189,7 +189,7 @@ func TestSessionMCPJSON(t *testing.T) {
 		"/status",
 		"/quit",
 	}, "\n")
-	out, errOut, code := cli(t, script, "session", "--workspace", ws, "--no-enabled", "--json")
+	out, errOut, code := cli(t, script, "session", "--workspace", ws, "--no-enabled", "--json", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

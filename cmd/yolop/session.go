@@ -36,6 +36,7 @@ type sessionFlags struct {
 	workspace string
 	noEnabled bool
 	noMCP     bool
+	yes       bool // approve the workspace's .mcp.json without asking
 }
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -71,6 +72,7 @@ output is one JSON event per line.`,
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
 	cmd.Flags().BoolVar(&f.noEnabled, "no-enabled", false, "do not load the extensions enabled in settings.toml")
 	cmd.Flags().BoolVar(&f.noMCP, "no-mcp", false, "connect no MCP servers (neither the workspace's .mcp.json nor extensions' contributed ones)")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "approve the servers of the workspace's .mcp.json without asking (the approval is pinned, as an answer on a terminal is)")
 	return cmd
 }
 
@@ -122,7 +124,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		if err != nil {
 			r.event("warning", map[string]any{"message": err.Error()}, "warning: "+err.Error()+"; every MCP tool is deferred")
 		}
-		mcp = mcpclient.ForWorkspace(ws, mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
+		mcp = mcpclient.ForApprovedWorkspace(ctx, ws, mcpclient.NewApprovals(h.ConfigDir()), r.mcpConsent(f.yes), mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
 		contributed = append(contributed, mcp)
 	}
 	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{
@@ -378,6 +380,33 @@ func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAs
 		r.event("ask_result", map[string]any{"extension": ext, "saved": true}, "(saved)")
 	}
 	return yep.UIAskResult{Answer: answer}, nil
+}
+
+// mcpConsent is how this session approves the workspace's .mcp.json: with
+// --yes it says what it approves, on a terminal it asks y/N, and without
+// either it asks nothing (nil), so nothing unapproved starts.
+func (r *repl) mcpConsent(yes bool) mcpclient.Consent {
+	if !yes && r.term == nil {
+		return nil
+	}
+	return func(ctx context.Context, rev, prev *mcpclient.Review) (bool, error) {
+		text := rev.Summary()
+		if prev != nil {
+			text = rev.Path + " changed since you approved it:\n" + rev.Diff(prev)
+		}
+		fields := map[string]any{"path": rev.Path, "digest": rev.Digest, "servers": rev.Servers, "vars": rev.Vars, "changed": prev != nil}
+		if yes {
+			r.event("mcp_approval", fields, strings.TrimRight(text, "\n")+"\napproved with --yes")
+			return true, nil
+		}
+		r.event("mcp_approval", fields, strings.TrimRight(text, "\n"))
+		ans, err := r.term.Answer("Start these MCP servers? [y/N] ", false)
+		if err != nil {
+			return false, nil
+		}
+		ans = strings.ToLower(strings.TrimSpace(ans))
+		return ans == "y" || ans == "yes", nil
+	}
 }
 
 // mcpStatus is the MCP client's servers as /status shows them.

@@ -62,15 +62,20 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // be parsed, and each server that cannot be used, is a warning naming the
 // file and server: the session still starts.
 func LoadFile(path string, lookup func(string) (string, bool)) ([]ServerConfig, []string) {
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, []string{fmt.Sprintf("%s: cannot be read: %v; its MCP servers are off", path, err)}
+	}
+	return loadBytes(path, b, lookup)
+}
+
+// loadBytes is [LoadFile] on the bytes read from path.
+func loadBytes(path string, b []byte, lookup func(string) (string, bool)) ([]ServerConfig, []string) {
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
 	var f fileJSON
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -169,14 +174,4 @@ func Expand(s string, lookup func(string) (string, bool)) (string, []string) {
 		return ref
 	})
 	return out, unset
-}
-
-// ForWorkspace returns a client over the servers of workspace's .mcp.json
-// (expanded with the host environment), with the file's warnings, and the
-// rest of o.
-func ForWorkspace(workspace string, o Options) *Client {
-	servers, warns := LoadFile(filepath.Join(workspace, FileName), nil)
-	o.Servers = append(servers, o.Servers...)
-	o.Warnings = append(warns, o.Warnings...)
-	return New(o)
 }
