@@ -26,6 +26,8 @@ import (
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
+	"yolop.dev/packaging/hostgrant"
+	"yolop.dev/transport/stdio"
 )
 
 // Options configure a [Manager]. Store and Settings are required.
@@ -221,6 +223,13 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 	out.Change = res.Change
 	out.Entry = res.Entry
 	out.Warnings = append(out.Warnings, res.Manifest.Warnings...)
+	if src.Kind == packaging.SourcePath {
+		// A stored package's bin/ was provisioned and is pinned; a path
+		// source's may simply not be built yet.
+		if _, err := serverMissing(res.Manifest); err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("server binary not found: %v; %s is installed but cannot start until it exists (`yolop ext list` shows it degraded until then)", err, out.Name))
+		}
+	}
 	if e, ok, err := m.o.Settings.Entry(ctx, out.Name); err == nil {
 		out.Enabled = ok && e.Enabled
 	}
@@ -491,9 +500,12 @@ type Info struct {
 	PathSource bool `json:"path_source"`
 	Installed  bool `json:"installed"`
 	Enabled    bool `json:"enabled"`
-	// Health is "ok", "warning" (see Warnings), or "manifest changed —
+	// Health is "ok", "warning" (see Warnings), "manifest changed —
 	// needs approval" for a path source whose live manifest widens the
-	// approved one.
+	// approved one, or "degraded: server binary not found (<command>)"
+	// (or "not executable") when the server's executable is not there (a
+	// path source not built yet, say); Warnings then says where it was
+	// looked for.
 	Health   string   `json:"health"`
 	Warnings []string `json:"warnings,omitempty"`
 	Tools    []string `json:"tools"`
@@ -547,6 +559,16 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 			info.Health = "warning"
 			info.Warnings = append(info.Warnings, serr.Error())
 		}
+		if cmd, err := serverMissing(in.Manifest); err != nil {
+			if info.Health == "ok" {
+				what := "not found"
+				if errors.Is(err, stdio.ErrNotExecutable) {
+					what = "not executable"
+				}
+				info.Health = fmt.Sprintf("degraded: server binary %s (%s)", what, cmd)
+			}
+			info.Warnings = append(info.Warnings, err.Error())
+		}
 		mf := in.Manifest
 		if mf == nil && in.Entry != nil {
 			mf, _ = in.Entry.ApprovedManifest() // show what was approved
@@ -585,4 +607,25 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 	}
 	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// serverMissing reports whether the executable of mf's capability server
+// can be found the way the stdio transport (and go-plugin's, which starts
+// the same way) looks for it: a bare name in the package's bin/ and then
+// on PATH, a relative path inside the package. It returns the command and
+// the transport's error, which says where it looked; a nil error when the
+// executable is there or nothing is to be found (no server, a WASM
+// module, whose existence is checked at load).
+func serverMissing(mf *packaging.Manifest) (string, error) {
+	if mf == nil || mf.Yolop == nil || mf.Yolop.CapabilityServer == nil || mf.Yolop.CapabilityServer.TransportName() == "wasm" {
+		return "", nil
+	}
+	g, err := hostgrant.FromManifest(mf)
+	if err != nil {
+		return "", nil
+	}
+	if _, err := stdio.New(stdio.Options{}).Resolve(g.Server); err != nil && (errors.Is(err, stdio.ErrCommandNotFound) || errors.Is(err, stdio.ErrNotExecutable)) {
+		return g.Server.Command, err
+	}
+	return "", nil
 }
