@@ -46,10 +46,7 @@ func (a *app) harness() (*harness.Harness, error) { return a.h, a.herr }
 
 // run executes the CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	level := hclog.LevelFromString(os.Getenv("YOLOP_LOG"))
-	if level == hclog.NoLevel {
-		level = hclog.Warn
-	}
+	level, levelErr := harness.LogLevel(os.Getenv(harness.LogEnv), hclog.Warn)
 	scrub := config.NewScrubber()
 	a := &app{
 		stdin:  stdin,
@@ -57,6 +54,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		stderr: scrub.Writer(stderr),
 		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: scrub.Writer(stderr), Level: level}),
 		scrub:  scrub,
+	}
+	if levelErr != nil {
+		fmt.Fprintf(a.stderr, "yolop: warning: %v\n", levelErr)
 	}
 	if f, ok := stdout.(*os.File); ok {
 		a.ttyOut = f
