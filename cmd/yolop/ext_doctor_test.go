@@ -91,7 +91,7 @@ func TestDoctorPassesTheEchoExampleByPath(t *testing.T) {
 	}
 	// The table for people: the header names the package, the hook table
 	// its subscription, the tally says OK.
-	for _, want := range []string{"doctor: extension echo 0.1.0 (" + pkg + ")", "the hook timed out after 150ms", "pre_tool_use * → echo", "\nOK: "} {
+	for _, want := range []string{"doctor: extension echo 0.1.0 (" + pkg + ")", "the hook timed out after 150ms", "/echo:greet with no arguments", "pre_tool_use * → echo", "\nOK: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
