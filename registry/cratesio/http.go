@@ -352,13 +352,13 @@ func (c *Client) request(ctx context.Context, what, url string, header http.Head
 		return fmt.Errorf("%w: %s: %w", ErrHTTP, what, ctx.Err())
 	}
 	if errors.Is(last, ErrUnreachable) {
-		return fmt.Errorf("%w (fetching %s from %s, %d attempts); check your network and the registry URL, then retry", last, what, url, attempts)
+		return fmt.Errorf("%w (fetching %s from %s, %d attempt%s); check your network and the registry URL, then retry", last, what, url, attempts, plural(attempts))
 	}
 	advice := "; check the registry URL and your network, then retry"
 	if errors.Is(last, ErrTooSlow) {
 		advice = "" // the low-speed error says what to change
 	}
-	return fmt.Errorf("%w: %s from %s failed after %d attempts: %w%s", ErrHTTP, what, url, c.retries()+1, last, advice)
+	return fmt.Errorf("%w: %s from %s failed after %d attempt%s: %w%s", ErrHTTP, what, url, attempts, plural(attempts), last, advice)
 }
 
 func (c *Client) attempt(ctx context.Context, url string, header http.Header, handle func(*http.Response) error) error {
