@@ -265,8 +265,9 @@ func (c Change) String() string {
 
 // Diff compares the approved manifest old (nil for a fresh install, where
 // every contribution widens) with next, section by section: identity,
-// protocol, server command, tools, hooks, MCP servers, prompt, commands,
-// opt-ins, config fields and prebuilt binaries.
+// engines, protocol, server command, tools, hooks, MCP servers, prompt,
+// commands, opt-ins, skills (by content digest), config fields and prebuilt
+// binaries.
 func Diff(old, next *Manifest) Change {
 	d := &differ{}
 	if old == nil {
@@ -291,6 +292,7 @@ func Diff(old, next *Manifest) Change {
 	d.prompt(of.Prompt, nf.Prompt)
 	d.commands(next.Name, of.Commands, nf.Commands)
 	d.optIns(of, nf)
+	d.skills(of, nf, old, next)
 	ofs, _ := old.ConfigFields()
 	nfs, _ := next.ConfigFields()
 	d.config(ofs, nfs, of.ConfigSchema, nf.ConfigSchema)
@@ -652,6 +654,43 @@ func (d *differ) optIns(of, nf *Facet) {
 		} else if o.was && !o.now {
 			d.narrow("opt-in %s dropped", o.name)
 		}
+	}
+}
+
+// skills compares the skills a package ships, by name and content digest:
+// a new or changed skill widens (the agent reads it as instructions, like
+// prompt text), a removed one narrows. An approval that pinned no skills
+// (a lock from before skill pins) widens by every skill it would pin.
+func (d *differ) skills(of, nf *Facet, old, next *Manifest) {
+	if !nf.Skills {
+		return // dropping the opt-in is a narrowing optIns reports
+	}
+	if of.Skills && old.SkillPins == nil {
+		if len(next.SkillPins) > 0 {
+			names := make([]string, len(next.SkillPins))
+			for i, p := range next.SkillPins {
+				names[i] = p.Name
+			}
+			d.wide("skills %s (the earlier approval did not pin skills; approving pins them)", strings.Join(names, ", "))
+		}
+		return
+	}
+	was := map[string]SkillPin{}
+	for _, p := range old.SkillPins {
+		was[p.Name] = p
+	}
+	for _, p := range next.SkillPins {
+		o, had := was[p.Name]
+		switch {
+		case !had:
+			d.wide("new skill %s: %s", p.Name, oneLine(p.Description, 100))
+		case o.Digest != p.Digest:
+			d.wide("skill %s changed", p.Name)
+		}
+		delete(was, p.Name)
+	}
+	for _, n := range slices.Sorted(maps.Keys(was)) {
+		d.narrow("skill %s removed", n)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"yolop.dev/core/skill"
 )
 
 // LockVersion is the extensions.lock format version this package reads and
@@ -55,11 +57,30 @@ type LockEntry struct {
 	// Manifest is the approved manifest, normalised ($ref and prompt file
 	// resolved): the baseline an update's contribution diff compares with.
 	Manifest json.RawMessage `json:"manifest,omitempty"`
+	// Skills pins the approved skills of a package whose facet declares
+	// them, by name and content digest, sorted by name: empty (written as
+	// []) when it ships none. A lock written before skills were pinned
+	// has no key (nil): its skills are approved at the next update, and
+	// until then a path source serves them with a warning (see
+	// [LockEntry.ApprovedManifest]).
+	Skills []SkillPin `json:"skills,omitzero"`
 	// InstalledAt is when this entry was approved.
 	InstalledAt time.Time `json:"installed_at"`
 }
 
-// ApprovedManifest decodes the approved manifest recorded in the entry.
+// A SkillPin is one approved skill.
+type SkillPin struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Digest is the [FileListing.Hash] of the skill's directory,
+	// skills/<name>/: SKILL.md and every file beside it.
+	Digest string `json:"digest"`
+}
+
+// ApprovedManifest decodes the approved manifest recorded in the entry,
+// with its skills and their pins from [LockEntry.Skills]. When the facet
+// declares skills but the entry pins none (a lock from before skill pins),
+// SkillPins is nil: see [Manifest.SkillsUnpinned].
 func (e *LockEntry) ApprovedManifest() (*Manifest, error) {
 	if len(e.Manifest) == 0 {
 		return nil, fmt.Errorf("extensions.lock entry %s records no manifest", e.Name)
@@ -67,6 +88,12 @@ func (e *LockEntry) ApprovedManifest() (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(e.Manifest, &m); err != nil {
 		return nil, fmt.Errorf("extensions.lock entry %s: manifest: %w", e.Name, err)
+	}
+	if m.Yolop != nil && m.Yolop.Skills && e.Skills != nil {
+		m.SkillPins = slices.Clone(e.Skills)
+		for _, p := range e.Skills {
+			m.Skills = append(m.Skills, skill.Meta{Name: p.Name, Description: p.Description})
+		}
 	}
 	return &m, nil
 }
@@ -171,6 +198,11 @@ func ParseLock(data []byte) (*Lockfile, error) {
 		for j, f := range e.Files {
 			if f.Path == "" || !hexRE.MatchString(f.SHA256) || (f.Mode != ModeFile && f.Mode != ModeExec && f.Mode != ModeSymlink) {
 				return nil, fmt.Errorf("%w: %s: files[%d] is malformed", ErrLockCorrupt, where, j)
+			}
+		}
+		for j, p := range e.Skills {
+			if skill.ValidName(p.Name) != nil || !hashRE.MatchString(p.Digest) {
+				return nil, fmt.Errorf("%w: %s: skills[%d] is malformed (want a skill name and a sha256:<64 hex> digest)", ErrLockCorrupt, where, j)
 			}
 		}
 		if got := e.Files.Hash(); got != e.ContentHash {

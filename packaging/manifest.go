@@ -56,6 +56,12 @@ type Manifest struct {
 	// skills: the validated frontmatter of each skills/<name>/SKILL.md, in
 	// directory order.
 	Skills []skill.Meta `json:"-"`
+	// SkillPins pin the skills in Skills by content digest, in the same
+	// order: what an approval records. It is non-nil (possibly empty)
+	// whenever the facet declares skills; nil for a manifest without
+	// skills, and for an approved manifest whose lock entry predates
+	// skill pins (see [LockEntry.Skills]).
+	SkillPins []SkillPin `json:"-"`
 }
 
 // A Facet is the `yolop` block of a manifest.
@@ -251,6 +257,9 @@ func (p Prompt) MarshalJSON() ([]byte, error) {
 type Command struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
+	// Example is sample arguments doctor runs the command with, as typed
+	// after /<ext>:<name>; empty runs it with none.
+	Example string `json:"example,omitempty"`
 }
 
 // An Artifact is a prebuilt server binary for one target triple.
@@ -311,6 +320,13 @@ func (o LoadOptions) Load(dir string) (*Manifest, error) {
 		return nil, fileError(ct, err)
 	}
 	return parseManifest(doc, root, ct, "package.metadata.", o)
+}
+
+// SkillsUnpinned reports an approved manifest whose facet declares skills
+// but whose lock entry pins none: it was approved before skills were part
+// of the approval, and its skills are approved at the next update.
+func (m *Manifest) SkillsUnpinned() bool {
+	return m != nil && m.Yolop != nil && m.Yolop.Skills && m.SkillPins == nil
 }
 
 // ServerBinary returns the file name of the executable the capability

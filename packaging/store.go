@@ -624,7 +624,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		p := *prev
 		res.Previous = &p
 		// With Provision the decision waits until the package is complete.
-		if !o.Repair && o.Provision == nil && prev.ContentHash == listing.Hash() && prev.SameSource(o.Source) {
+		if !o.Repair && o.Provision == nil && prev.ContentHash == listing.Hash() && prev.SameSource(o.Source) && slices.Equal(prev.Skills, m.SkillPins) {
 			res.Entry, res.Unchanged = p, true
 			return res, nil
 		}
@@ -649,7 +649,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 			return nil, fmt.Errorf("install %s: %w", o.Source, err)
 		}
 		// Provisioned content identical to the approved one: a no-op.
-		if p := res.Previous; !o.Repair && p != nil && p.ContentHash == listing.Hash() && p.SameSource(o.Source) {
+		if p := res.Previous; !o.Repair && p != nil && p.ContentHash == listing.Hash() && p.SameSource(o.Source) && slices.Equal(p.Skills, m.SkillPins) {
 			res.Entry, res.Unchanged = *p, true
 			return res, nil
 		}
@@ -666,7 +666,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		Name: m.Name, Source: o.Source.String(), Kind: o.Source.Kind,
 		Commit: fr.Commit, Version: m.Version, ContentHash: listing.Hash(), Files: listing,
 		CrateChecksum: fr.CrateChecksum, Registry: fr.Registry, ArtifactDigest: fr.ArtifactDigest,
-		Manifest: mj, InstalledAt: now().UTC(),
+		Skills: m.SkillPins, Manifest: mj, InstalledAt: now().UTC(),
 	}
 	if fr.Version != "" {
 		e.Version = fr.Version
@@ -850,6 +850,12 @@ func (s *Store) verify(e *LockEntry) (*Verified, error) {
 			return v, err
 		}
 		m.Dir, m.File, m.Warnings = live.Dir, live.File, live.Warnings
+		if m.SkillsUnpinned() && len(live.SkillPins) > 0 {
+			// Approved before skills were pinned: serve them as found,
+			// and say so.
+			m.Skills, m.SkillPins = live.Skills, live.SkillPins
+			m.Warnings = append(slices.Clone(m.Warnings), fmt.Sprintf("%s pins no skills for %s (approved by an older yolop); its skills are served as they are now: run `yolop ext update %s` to review and pin them", s.LockPath(), e.Name, e.Name))
+		}
 		v.Manifest = m
 		return v, nil
 	}

@@ -386,6 +386,7 @@ func (c *checker) check() {
 		c.errf(nil, "yolop.capabilityServer", "missing, but %s need a capability server to serve them", strings.Join(needsServer, ", "))
 	}
 	if f.Skills {
+		c.m.SkillPins = []SkillPin{}
 		if fi, err := os.Stat(filepath.Join(c.root, "skills")); err != nil || !fi.IsDir() {
 			c.m.Warnings = append(c.m.Warnings, "skills is true but the package has no skills/ directory")
 		} else {
@@ -395,7 +396,8 @@ func (c *checker) check() {
 }
 
 // checkSkills validates the frontmatter of every skills/<name>/SKILL.md
-// and records the skills in Manifest.Skills, in directory order. A
+// and records the skills in Manifest.Skills, in directory order, with
+// their content digests in Manifest.SkillPins. A
 // SKILL.md that leaves the package, or whose frontmatter is malformed or
 // names another skill than its directory, is an error.
 func (c *checker) checkSkills() {
@@ -426,7 +428,13 @@ func (c *checker) checkSkills() {
 			c.errf(nil, "yolop.skills", "%s: %v", rel, err)
 			continue
 		}
+		listing, err := ListDir(filepath.Join(c.root, "skills", e.Name()))
+		if err != nil {
+			c.errf(nil, "yolop.skills", "skills/%s: %v", e.Name(), err)
+			continue
+		}
 		c.m.Skills = append(c.m.Skills, meta)
+		c.m.SkillPins = append(c.m.SkillPins, SkillPin{Name: meta.Name, Description: meta.Description, Digest: listing.Hash()})
 	}
 }
 

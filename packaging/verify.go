@@ -84,7 +84,15 @@ func (v *Verifier) checkManifest() (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extension %s: %w", v.name, err)
 	}
-	if ch := Diff(v.approved, live); ch.Widens() {
+	approved := v.approved
+	if approved.SkillsUnpinned() {
+		// Approved before skills were pinned: they are approved at the
+		// next update (VerifyInstalled warns until then).
+		a := *approved
+		a.Skills, a.SkillPins = live.Skills, live.SkillPins
+		approved = &a
+	}
+	if ch := Diff(approved, live); ch.Widens() {
 		return nil, &ManifestChangedError{Name: v.name, Dir: v.dir, File: live.File, Change: ch}
 	}
 	return live, nil

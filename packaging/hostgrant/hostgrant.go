@@ -103,6 +103,15 @@ func FromManifest(m *packaging.Manifest) (host.Grant, error) {
 		if err != nil {
 			return host.Grant{}, fmt.Errorf("extension %s: %w", m.Name, err)
 		}
+		if m.SkillPins != nil {
+			// Only what the approval pinned: a skill added since is not
+			// the agent's to read until it is approved.
+			pinned := map[string]bool{}
+			for _, p := range m.SkillPins {
+				pinned[p.Name] = true
+			}
+			dirs = slices.DeleteFunc(dirs, func(d string) bool { return !pinned[filepath.Base(d)] })
+		}
 		g.Skills = dirs
 	}
 	return g, nil
