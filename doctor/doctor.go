@@ -153,9 +153,11 @@ type run struct {
 	r    *Report
 	ext  *host.Extension
 	init yep.InitializeResult
-	// examples holds each manifest tool's example arguments.
-	examples map[string]json.RawMessage
-	calls    atomic.Int64
+	// examples holds each manifest tool's example arguments;
+	// commandExamples each manifest command's.
+	examples        map[string]json.RawMessage
+	commandExamples map[string]string
+	calls           atomic.Int64
 	// status records the status texts the host accepted.
 	status statusRecorder
 }
@@ -212,13 +214,16 @@ func RunGrant(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("doctor: %w", err)
 	}
-	d := &run{opts: opts, m: m, g: g, w: newWire(opts.Transport, s), examples: map[string]json.RawMessage{}}
+	d := &run{opts: opts, m: m, g: g, w: newWire(opts.Transport, s), examples: map[string]json.RawMessage{}, commandExamples: map[string]string{}}
 	d.r = &Report{Extension: g.Name, Version: g.Version, Dir: m.Dir}
 	if m.Yolop != nil {
 		for _, t := range m.Yolop.Tools {
 			if len(t.Example) > 0 {
 				d.examples[t.Name] = t.Example
 			}
+		}
+		for _, c := range m.Yolop.Commands {
+			d.commandExamples[c.Name] = c.Example
 		}
 	}
 	d.checkManifest()

@@ -80,7 +80,7 @@ func schemaFault(m *wireMsg) string {
 }
 
 // checkCommands runs every command the manifest declares and the server
-// serves once, with no arguments, and grades the answer.
+// serves once, with its example arguments or none, and grades the answer.
 func (d *run) checkCommands(ctx context.Context) {
 	served := d.ext.Commands()
 	for _, c := range d.g.Commands {
@@ -88,11 +88,15 @@ func (d *run) checkCommands(ctx context.Context) {
 			continue // warned about by the clamp check
 		}
 		name := "command " + c.Name
+		args := d.commandExamples[c.Name]
 		run := fmt.Sprintf("/%s:%s with no arguments", d.g.Name, c.Name)
+		if args != "" {
+			run = fmt.Sprintf("/%s:%s with the example %q", d.g.Name, c.Name, args)
+		}
 		from := d.w.mark()
 		cctx, cancel := context.WithTimeout(ctx, d.opts.CallTimeout)
 		start := time.Now()
-		res, err := d.ext.ExecuteCommand(cctx, c.Name, "")
+		res, err := d.ext.ExecuteCommand(cctx, c.Name, args)
 		took := time.Since(start)
 		cancel()
 		_, resp := d.exchange(from, toServer, yep.MethodCommandExecute)

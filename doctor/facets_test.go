@@ -12,7 +12,7 @@ import (
 const facetsManifest = `{"name":"facets","version":"0.0.1","yolop":{"protocol_version":"1.0",
   "capabilityServer":{"command":"unused"},
   "tools":[{"name":"pick","input_schema":{"type":"object"},"example":{}}],
-  "commands":[{"name":"hello","description":"Say hello"}],
+  "commands":[{"name":"hello","description":"Say hello","example":"doctor"}],
   "config_schema":{"type":"object","properties":{"greeting":{"type":"string"}}},
   "status":true,"ui_ask":true}}`
 
@@ -23,7 +23,7 @@ func TestRunDrivesEveryFacetOfAGoodServer(t *testing.T) {
 	rep := runDoctor(t, sdkPackageWith(t, "facets", []byte(facetsManifest)), doctor.Options{})
 	mustPass(t, rep)
 	for _, c := range []struct{ group, name, detail string }{
-		{doctor.GroupCommand, "command hello", `"hello,"`},
+		{doctor.GroupCommand, "command hello", `with the example "doctor" → "hello, doctor"`},
 		{doctor.GroupConfig, "config/changed", "answered ok"},
 		{doctor.GroupUIAsk, "ui/ask", `"Which colour?"`},
 		{doctor.GroupUIAsk, "ui/ask", `answered "red"`},
