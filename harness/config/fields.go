@@ -67,6 +67,43 @@ func (r *Resolver) GetField(ctx context.Context, m *packaging.Manifest, name str
 	return f.Default, false, nil
 }
 
+// A FieldValue is one config field as `yolop ext config get` shows it.
+type FieldValue struct {
+	Field packaging.ConfigField
+	// Value is the field's value in settings.toml or, when Set is false,
+	// its schema default (nil when it has none). Always nil for a secret.
+	Value any
+	// Set reports whether settings.toml holds a value for the field.
+	// Always false for a secret, whose value is never read here.
+	Set bool
+}
+
+// Values returns every config field of m in schema order with its value
+// in settings.toml, or its default when unset. Secret fields are listed
+// without a value.
+func (r *Resolver) Values(ctx context.Context, m *packaging.Manifest) ([]FieldValue, error) {
+	fields, err := m.ConfigFields()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := r.Settings.CapabilityConfig(ctx, m.Name)
+	if err != nil {
+		return nil, fmt.Errorf("extension %s: reading its config: %w", m.Name, err)
+	}
+	out := make([]FieldValue, 0, len(fields))
+	for _, f := range fields {
+		fv := FieldValue{Field: f}
+		if !f.Secret {
+			fv.Value, fv.Set = cfg[f.Name]
+			if !fv.Set {
+				fv.Value = f.Default
+			}
+		}
+		out = append(out, fv)
+	}
+	return out, nil
+}
+
 // SetField parses text by the field's type (integer, number, boolean,
 // JSON for an object or array, else the text), validates the whole config
 // with it against config_schema, and writes it to settings.toml. Nothing is
