@@ -360,7 +360,7 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		}()
 	}
 
-	mutated, err := s.firePre(ctx, t, callID, args, tool.parent)
+	mutated, err := s.firePre(ctx, t, callID, args, tool, turn)
 	if err != nil {
 		return yep.ToolResult{}, err
 	}
@@ -391,7 +391,7 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	if err != nil {
 		return res, err
 	}
-	return s.firePost(ctx, t, callID, args, res, tool.parent), nil
+	return s.firePost(ctx, t, callID, args, res, tool, turn), nil
 }
 
 // toolSpan is the host's span of one tool call.
@@ -462,10 +462,10 @@ func (s *Session) subscriptions(event, tool string) []hookTarget {
 	return out
 }
 
-func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, traceparent string) (json.RawMessage, error) {
+func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, tool toolSpan, turn int) (json.RawMessage, error) {
 	for _, h := range s.subscriptions(yep.HookPreToolUse, t.name) {
 		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args})
-		res, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPreToolUse, ToolName: t.name, Payload: payload, TraceParent: traceparent})
+		res, err := s.fireHook(ctx, h, tool, turn, yep.HookFireParams{Event: yep.HookPreToolUse, ToolName: t.name, Payload: payload, TraceParent: tool.parent})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -493,11 +493,11 @@ func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args
 	return args, nil
 }
 
-func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, res yep.ToolResult, traceparent string) yep.ToolResult {
+func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, res yep.ToolResult, tool toolSpan, turn int) yep.ToolResult {
 	for _, h := range s.subscriptions(yep.HookPostToolUse, t.name) {
 		r := res
 		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args, Result: &r})
-		dec, err := h.cap.FireHook(ctx, h.sub, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload, TraceParent: traceparent})
+		dec, err := s.fireHook(ctx, h, tool, turn, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload, TraceParent: tool.parent})
 		if err != nil {
 			if h.sub.OnError == yep.HookOnErrorBlock {
 				s.log.Warn("blocking post hook failed; withholding the result", "capability", h.cap.Name(), "error", err)

@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,21 +92,29 @@ func TestToolSpanIDsReachServerHooksAndTraceEvents(t *testing.T) {
 		}
 	}
 
-	evs := readTraceFile(t, traceFile, 4)
+	evs := readTraceFile(t, traceFile, 6)
+	// The hooks' spans (hook.fired) have ids of their own: "new" stands
+	// for any id that is none of the others.
 	want := []struct{ typ, span, parent string }{
 		{yep.TraceTurnStarted, turnSpanID, ""},
 		{yep.TraceToolStarted, toolSpanID, turnSpanID},
+		{yep.TraceHookFired, "new", toolSpanID},
+		{yep.TraceHookFired, "new", toolSpanID},
 		{yep.TraceToolCompleted, toolSpanID, turnSpanID},
 		{yep.TraceTurnCompleted, turnSpanID, ""},
 	}
 	for i, w := range want {
 		ev := evs[i]
-		if ev.Type != w.typ || ev.TraceID != traceID || ev.SpanID != w.span || ev.ParentID != w.parent || ev.TurnID != "1" || turn != 1 {
+		span := w.span
+		if span == "new" && ev.SpanID != "" && ev.SpanID != toolSpanID && ev.SpanID != turnSpanID {
+			span = ev.SpanID
+		}
+		if ev.Type != w.typ || ev.TraceID != traceID || ev.SpanID != span || ev.ParentID != w.parent || ev.TurnID != "1" || turn != 1 {
 			t.Errorf("event %d = %+v; want %s span %s parent %s in trace %s, turn 1", i, ev, w.typ, w.span, w.parent, traceID)
 		}
 	}
 	var done map[string]any
-	if err := json.Unmarshal(evs[2].Data, &done); err != nil {
+	if err := json.Unmarshal(evs[4].Data, &done); err != nil {
 		t.Fatal(err)
 	}
 	if done["tool"] != "params" || done["extension"] != "srv" || done["capability"] != "ext:srv" || done["status"] != "ok" ||
@@ -202,5 +212,68 @@ func TestCloseDeliversQueuedTraceEvents(t *testing.T) {
 		if len(lines) != 42 || last.Type != yep.TraceSessionCompleted {
 			t.Fatalf("round %d: the server got %d events ending with %q; want 42 ending with session.completed", i, len(lines), last.Type)
 		}
+	}
+}
+
+// TestHookFiringsAreTraced: every hook/fire of a tool call is a
+// hook.fired event, a span of its own under the call's tool span, naming
+// the hook's event, its extension and the decision, with its duration.
+func TestHookFiringsAreTraced(t *testing.T) {
+	dir := t.TempDir()
+	traceFile := filepath.Join(dir, "trace.jsonl")
+	tr := pyGrant(t, "tracer", map[string]any{"capabilities": []string{"trace"}, "trace_file": traceFile})
+	tr.Trace = true
+	srv := pyGrant(t, "guard", map[string]any{"capabilities": []string{"tools", "hooks"},
+		"capability_params": map[string]any{"hooks": []map[string]any{{"event": "pre_tool_use", "matcher": "*"}, {"event": "post_tool_use", "matcher": "*"}}}}, "echo")
+	srv.Hooks = []HookGrant{{Event: "pre_tool_use", Matcher: "*"}, {Event: "post_tool_use", Matcher: "*"}}
+	s := newTestSession(t, SessionOptions{Grants: []Grant{tr, srv}})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.BeginTurn(context.Background())
+	traceID, _ := s.TurnSpan()
+	if _, err := s.CallTool(context.Background(), "echo", "call-m", json.RawMessage(`{"text":"mutate"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	var blocked *HookBlockedError
+	if _, err := s.CallTool(context.Background(), "echo", "call-f", json.RawMessage(`{"text":"forbidden"}`), nil); !errors.As(err, &blocked) {
+		t.Fatalf("forbidden call: %v, want blocked", err)
+	}
+	s.EndTurn()
+
+	// turn, then per call tool.started, the hooks, tool.completed.
+	evs := readTraceFile(t, traceFile, 9)
+	type hook struct{ event, decision, reason, tool string }
+	var got []hook
+	toolSpan := ""
+	for _, ev := range evs {
+		switch ev.Type {
+		case yep.TraceToolStarted:
+			toolSpan = ev.SpanID
+		case yep.TraceHookFired:
+			var d map[string]any
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if ev.TraceID != traceID || ev.ParentID != toolSpan || ev.SpanID == "" || ev.SpanID == toolSpan || ev.TurnID != "1" {
+				t.Errorf("hook.fired %+v: want a span of its own in trace %s under the tool span %s, turn 1", ev, traceID, toolSpan)
+			}
+			if d["extension"] != "guard" || d["capability"] != "ext:guard" {
+				t.Errorf("hook.fired data %v: want extension guard", d)
+			}
+			if _, ok := d["duration_ms"].(float64); !ok {
+				t.Errorf("hook.fired data %v: no duration_ms", d)
+			}
+			reason, _ := d["reason"].(string)
+			got = append(got, hook{d["event"].(string), d["decision"].(string), reason, d["tool"].(string)})
+		}
+	}
+	want := []hook{
+		{"pre_tool_use", "mutate", "", "echo"},
+		{"post_tool_use", "mutate", "", "echo"},
+		{"pre_tool_use", "block", "forbidden word", "echo"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("hook.fired events = %+v\nwant %+v", got, want)
 	}
 }

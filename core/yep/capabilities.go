@@ -99,15 +99,21 @@ var MCPTransports = []string{MCPStdio, MCPHTTP}
 
 // Trace event types forwarded as trace/event.
 const (
-	TraceTurnStarted      = "turn.started"
-	TraceTurnCompleted    = "turn.completed"
-	TraceReasonStarted    = "reason.started"
-	TraceReasonCompleted  = "reason.completed"
-	TraceActStarted       = "act.started"
-	TraceActCompleted     = "act.completed"
-	TraceToolStarted      = "tool.started"
-	TraceToolCompleted    = "tool.completed"
-	TraceLLMGeneration    = "llm.generation"
+	TraceTurnStarted     = "turn.started"
+	TraceTurnCompleted   = "turn.completed"
+	TraceReasonStarted   = "reason.started"
+	TraceReasonCompleted = "reason.completed"
+	TraceActStarted      = "act.started"
+	TraceActCompleted    = "act.completed"
+	TraceToolStarted     = "tool.started"
+	TraceToolCompleted   = "tool.completed"
+	TraceLLMGeneration   = "llm.generation"
+	// TraceHookFired is one hook/fire of a tool call, sent when the hook
+	// has answered: a span of its own, child of the call's tool span,
+	// whose data names the hook's event, tool, extension and capability,
+	// the decision (allow, block, mutate, or error when the hook failed),
+	// the reason, the error, and duration_ms.
+	TraceHookFired        = "hook.fired"
 	TraceSessionStarted   = "session.started"
 	TraceSessionCompleted = "session.completed"
 )
@@ -117,5 +123,5 @@ var TraceEventTypes = []string{
 	TraceSessionStarted, TraceSessionCompleted,
 	TraceTurnStarted, TraceTurnCompleted, TraceReasonStarted, TraceReasonCompleted,
 	TraceActStarted, TraceActCompleted, TraceToolStarted, TraceToolCompleted,
-	TraceLLMGeneration,
+	TraceLLMGeneration, TraceHookFired,
 }
