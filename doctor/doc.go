@@ -16,15 +16,16 @@
 // schema/yep/v1/schema.json, [SchemaJSON]). The doctor grades
 // protocol-version compatibility, the clamp, the prompt facet, one round
 // trip per tool with its example arguments, every other facet the
-// manifest declares (each command run once, the config pushed back as
-// config/changed, each ui/ask the server sends during a tool call
-// answered with a canned answer, each status/changed recorded),
-// cancellation and a clean shutdown; then, for every hook subscription, it fires a synthetic event
-// through a [host.Session], injects a hook timeout (holding the server's
-// answer back past a short deadline) and a crash (SIGKILL while the hook
-// is in flight), fires once more after the respawn, and records what the
-// host did with each call. A [Report] holds a [Pass], [Warn] or [Fail] per
-// [Check]; [Report.OK] is false when any check failed.
+// manifest declares (each command run once with its example or none, the
+// config pushed back as config/changed, each ui/ask the server sends
+// during a tool call answered with a canned answer, each status/changed
+// recorded), cancellation and a clean shutdown; then, for every hook
+// subscription, it fires a synthetic event through a [host.Session],
+// injects a hook timeout (holding the server's answer back past a short
+// deadline) and a crash (SIGKILL while the hook is in flight), fires once
+// more after the respawn, and records what the host did with each call.
+// A [Report] holds a [Pass], [Warn] or [Fail] per [Check]; [Report.OK] is
+// false when any check failed.
 //
 // An extension's test beside its plugin.json fails on any failed check:
 //

@@ -41,9 +41,10 @@ protocol-version compatibility, every message validated against
 schema/yep/v1/schema.json, the clamp (a tool, hook, MCP server, prompt or
 opt-in wider than the manifest fails), the prompt facet, a round trip per
 tool that has "example" arguments, every other facet the manifest declares
-(each command run once with no arguments, the config pushed back as
-config/changed, each ui/ask sent during a tool call answered with a canned
-answer, each status/changed recorded), cancellation and a clean shutdown.
+(each command run once with its "example" or no arguments, the config
+pushed back as config/changed, each ui/ask sent during a tool call
+answered with a canned answer, each status/changed recorded),
+cancellation and a clean shutdown.
 
 It is behavioural: it fires a synthetic pre_tool_use/post_tool_use event at
 every hook subscription and shows each decision, then injects a hook
