@@ -522,9 +522,30 @@ func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, arg
 	return res
 }
 
-// BeginTurn starts a turn: pending activations take effect, and turn.started
-// is traced. It returns the turn number.
+// BeginTurn starts a turn: pending activations take effect (see
+// [Session.ApplyPending]), and turn.started is traced. It returns the turn
+// number.
 func (s *Session) BeginTurn(ctx context.Context) int {
+	s.ApplyPending(ctx)
+	s.mu.Lock()
+	s.turn++
+	turn := s.turn
+	span := turnSpan{traceID: NewTraceID(), spanID: NewSpanID()}
+	s.span = span
+	s.mu.Unlock()
+	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnStarted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID})
+	return turn
+}
+
+// ApplyPending makes the activations and deactivations queued by
+// [Session.Activate] and [Session.Deactivate] take effect now, and
+// brings contributed tools up to date, as the next [Session.BeginTurn]
+// would: an activated eager extension starts, a deactivated one stops,
+// and [Session.Tools] lists the result. A front-end that runs between
+// turns (a REPL command) calls it so that a change shows at once; an
+// agent mid-turn leaves it to the next turn, whose tool list the change
+// belongs to.
+func (s *Session) ApplyPending(ctx context.Context) {
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = nil
@@ -553,17 +574,11 @@ func (s *Session) BeginTurn(ctx context.Context) int {
 		e.Close()
 	}
 	changed := s.sync(ctx)
-	s.mu.Lock()
 	if len(pending) > 0 || changed {
+		s.mu.Lock()
 		s.rebuild()
+		s.mu.Unlock()
 	}
-	s.turn++
-	turn := s.turn
-	span := turnSpan{traceID: NewTraceID(), spanID: NewSpanID()}
-	s.span = span
-	s.mu.Unlock()
-	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnStarted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID})
-	return turn
 }
 
 // EndTurn traces turn.completed and closes the turn's trace: tool calls
@@ -718,6 +733,14 @@ func (s *Session) SetWorkspace(root string) {
 	for _, e := range exts {
 		e.SetWorkspace(root)
 	}
+}
+
+// WorkspaceRoot returns the session's workspace root, as set by
+// [SessionOptions.WorkspaceRoot] or the last [Session.SetWorkspace].
+func (s *Session) WorkspaceRoot() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.WorkspaceRoot
 }
 
 // extensions lists the session's extensions. Called with s.mu held.

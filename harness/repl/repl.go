@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -135,9 +136,7 @@ func (r *REPL) Run(ctx context.Context, line string) (quit bool) {
 	case "/disable":
 		r.disable(ctx, rest)
 	case "/workspace":
-		dir, _ := filepath.Abs(rest)
-		s.SetWorkspace(dir)
-		r.event("workspace", map[string]any{"root": dir}, "workspace: "+dir)
+		r.workspace(rest)
 	case "/status":
 		r.status()
 	default:
@@ -338,7 +337,8 @@ func (r *REPL) enable(ctx context.Context, name string) {
 		}
 	}
 	r.o.Session.Activate(g)
-	r.event("enabled", map[string]any{"extension": name}, fmt.Sprintf("enabled %s; it is live from the next turn", name))
+	r.o.Session.ApplyPending(ctx) // between turns: live for /tools and the next /call alike
+	r.event("enabled", map[string]any{"extension": name}, fmt.Sprintf("enabled %s; its tools are live", name))
 }
 
 func (r *REPL) disable(ctx context.Context, name string) {
@@ -356,7 +356,27 @@ func (r *REPL) disable(ctx context.Context, name string) {
 		r.event("disabled", map[string]any{"extension": name, "live": false}, fmt.Sprintf("disabled %s (it was not running in this session)", name))
 		return
 	}
-	r.event("disabled", map[string]any{"extension": name, "live": true}, fmt.Sprintf("disabled %s; it leaves at the next turn", name))
+	r.o.Session.ApplyPending(ctx) // between turns: gone from /tools and /call alike
+	r.event("disabled", map[string]any{"extension": name, "live": true}, fmt.Sprintf("disabled %s; its server stopped and its tools are gone", name))
+}
+
+// workspace repoints the session's workspace at dir, which must be an
+// existing directory.
+func (r *REPL) workspace(dir string) {
+	s := r.o.Session
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(abs); err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%s is not a directory", abs)
+		}
+	}
+	if err != nil {
+		r.Fail(fmt.Errorf("/workspace %s: %w; the workspace stays %s", dir, err, s.WorkspaceRoot()))
+		return
+	}
+	s.SetWorkspace(abs)
+	r.event("workspace", map[string]any{"root": abs}, "workspace: "+abs)
 }
 
 func (r *REPL) manager() (*manager.Manager, error) {

@@ -3,6 +3,8 @@ package repl_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -239,6 +241,79 @@ func TestFailedCallNamesTheCall(t *testing.T) {
 		f := ev[0].fields
 		if f["tool"] != tc.tool || !strings.HasPrefix(fmt.Sprint(f["call_id"]), "call-") || f["message"] == "" {
 			t.Errorf("%s: error fields = %v, want tool %q, a call_id and the message", tc.line, f, tc.tool)
+		}
+	}
+}
+
+// TestDisableAndEnableShowAtOnce: after /disable the extension's tools
+// leave /tools at once, agreeing with /call, which no longer finds them;
+// after /enable they are back in both.
+func TestDisableAndEnableShowAtOnce(t *testing.T) {
+	h, s := session(t)
+	out := &recorder{}
+	r := repl.New(repl.Options{Session: s.Session, Out: out,
+		Manager: func() (*manager.Manager, error) { return h.Manager(), nil }})
+	ctx := context.Background()
+	listed := func() []string {
+		r.Run(ctx, "/tools")
+		ev, _ := out.take()
+		var names []string
+		for _, e := range ev {
+			names = append(names, e.fields["name"].(string))
+		}
+		return names
+	}
+
+	r.Run(ctx, "/disable echo")
+	if ev, _ := out.take(); len(ev) != 1 || ev[0].kind != "disabled" {
+		t.Fatalf("/disable echo = %+v", ev)
+	}
+	if names := listed(); slices.Contains(names, "echo") {
+		t.Errorf("/tools after /disable echo lists %v, want no echo", names)
+	}
+	r.Run(ctx, `/call echo {"text":"hi"}`)
+	if ev, _ := out.take(); len(ev) != 1 || ev[0].kind != "error" || !strings.Contains(ev[0].text, `no tool "echo"`) {
+		t.Fatalf("/call echo after /disable = %+v, want no such tool", ev)
+	}
+
+	r.Run(ctx, "/enable echo")
+	if ev, _ := out.take(); len(ev) != 1 || ev[0].kind != "enabled" {
+		t.Fatalf("/enable echo = %+v", ev)
+	}
+	if names := listed(); !slices.Contains(names, "echo") {
+		t.Errorf("/tools after /enable echo lists %v, want echo", names)
+	}
+	r.Run(ctx, `/call echo {"text":"back"}`)
+	if ev, _ := out.take(); len(ev) != 1 || ev[0].kind != "result" || ev[0].fields["output"] != "back" {
+		t.Fatalf("/call echo after /enable = %+v", ev)
+	}
+}
+
+// TestWorkspaceMustBeADirectory: /workspace refuses a path that does not
+// exist or is a file, saying so, and leaves the workspace as it was.
+func TestWorkspaceMustBeADirectory(t *testing.T) {
+	_, s := session(t)
+	out := &recorder{}
+	r := repl.New(repl.Options{Session: s.Session, Out: out})
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r.Run(ctx, "/workspace "+dir)
+	if ev, _ := out.take(); len(ev) != 1 || ev[0].kind != "workspace" || ev[0].fields["root"] != dir {
+		t.Fatalf("/workspace %s = %+v", dir, ev)
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing"), file} {
+		r.Run(ctx, "/workspace "+bad)
+		ev, _ := out.take()
+		if len(ev) != 1 || ev[0].kind != "error" || !strings.Contains(ev[0].text, bad) || !strings.Contains(ev[0].text, "workspace stays "+dir) {
+			t.Errorf("/workspace %s = %+v, want an error naming it and the workspace kept", bad, ev)
+		}
+		if got := s.Session.WorkspaceRoot(); got != dir {
+			t.Errorf("after /workspace %s the workspace is %q, want %q", bad, got, dir)
 		}
 	}
 }
