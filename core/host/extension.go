@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"yolop.dev/core"
+	"yolop.dev/core/internal/ratelimit"
 	"yolop.dev/core/jsonrpc"
 )
 
@@ -150,6 +151,9 @@ type process struct {
 	// cancel (see probeAfterCancel) has its answer: calls wait for it
 	// rather than queue behind a handler that may be stuck.
 	probing chan struct{}
+
+	logMu sync.Mutex
+	logs  ratelimit.Bucket // rate-limits the server's log messages
 }
 
 // NewExtension returns the adapter for one approved extension. Nothing is

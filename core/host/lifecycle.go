@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"yolop.dev/core"
+	"yolop.dev/core/internal/ratelimit"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
@@ -159,7 +160,7 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	// the cause when this timeout expires, as opposed to ctx ending.
 	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.HandshakeTimeout, ErrHandshakeTimeout)
 	defer cancel()
-	p := &process{inst: inst, exited: make(chan struct{})}
+	p := &process{inst: inst, exited: make(chan struct{}), logs: ratelimit.New(jsonrpc.DefaultWarnBurst, jsonrpc.DefaultWarnInterval)}
 	p.conn = jsonrpc.NewConn(inst.Stdout(), inst.Stdin(), jsonrpc.Options{
 		Handler:  e.reverseHandler(p),
 		Logger:   e.log,
@@ -168,6 +169,7 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 
 		MaxViolations:   e.opts.MaxProtocolViolations,
 		ViolationWindow: e.opts.ProtocolViolationWindow,
+		OnViolation:     func() { e.stats.add(func(c *counters) { c.violations++ }) },
 	})
 
 	e.mu.Lock()
@@ -258,6 +260,7 @@ func (e *Extension) watch(p *process) {
 	<-p.conn.Done()
 	_ = p.inst.Kill()
 	p.conn.Wait()
+	e.flushServerLogs(p)
 	// exited closes after the crash is recorded (defers run last first),
 	// so a caller that waits on it sees the new state.
 	defer close(p.exited)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
@@ -19,13 +20,13 @@ func (e *Extension) reverseHandler(p *process) jsonrpc.Handler {
 		switch req.Method {
 		case yep.MethodLog:
 			var l yep.LogParams
-			if json.Unmarshal(req.Params, &l) == nil {
+			if json.Unmarshal(req.Params, &l) == nil && e.allowServerLog(p) {
 				e.logFromServer(l)
 			}
 			return nil, nil
 		case yep.MethodStatusChanged:
 			if c == nil || !c.status {
-				e.log.Warn("dropped status/changed: the extension did not declare status")
+				req.Conn.ReportViolation("dropped status/changed: the extension did not declare status in its manifest")
 				return nil, nil
 			}
 			var s yep.StatusChangedParams
@@ -54,6 +55,36 @@ func (e *Extension) reverseHandler(p *process) jsonrpc.Handler {
 		}
 		return nil, yep.Errorf(yep.CodeMethodNotFound, "method %q not found", req.Method)
 	})
+}
+
+// allowServerLog reports whether one more of p's log messages may be
+// logged now: the same rate limit as protocol warnings, so a server's
+// flood of log notifications cannot flood the host's log. The messages
+// held back are counted into a "suppressed N" line, logged before the
+// next one let through and when the process ends.
+func (e *Extension) allowServerLog(p *process) bool {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	if !p.logs.Allow(time.Now()) {
+		return false
+	}
+	e.logSuppressed(p)
+	return true
+}
+
+// flushServerLogs logs how many of p's log messages the rate limit held
+// back since the last one logged.
+func (e *Extension) flushServerLogs(p *process) {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	e.logSuppressed(p)
+}
+
+// logSuppressed is flushServerLogs with p.logMu held.
+func (e *Extension) logSuppressed(p *process) {
+	if n := p.logs.TakeSuppressed(); n > 0 {
+		e.log.Warn(fmt.Sprintf("suppressed %d log messages from the server (rate limit)", n), "suppressed", n)
+	}
 }
 
 func (e *Extension) logFromServer(l yep.LogParams) {

@@ -23,6 +23,11 @@ type Stats struct {
 	TraceDropped int64
 	// HookDecisions counts decisions by kind: allow, block, mutate, error.
 	HookDecisions map[string]int64
+	// ProtocolViolations counts the messages the extension's servers sent
+	// that broke the protocol: lines that are not JSON, invalid or
+	// oversized messages, and notifications for an opt-in that was not
+	// approved; see [ExtensionOptions.MaxProtocolViolations].
+	ProtocolViolations int64
 	// Status is the extension's last status text.
 	Status string
 	// Refusals lists what the clamp refused at the last handshake.
@@ -35,6 +40,7 @@ type counters struct {
 	calls, errs  int64
 	restarts     int64
 	traceDropped int64
+	violations   int64
 	hooks        map[string]int64
 	status       string
 	lat          [512]time.Duration
@@ -71,6 +77,7 @@ func (c *counters) snapshot(s *Stats) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.Calls, s.Errors, s.Restarts, s.TraceDropped, s.Status = c.calls, c.errs, c.restarts, c.traceDropped, c.status
+	s.ProtocolViolations = c.violations
 	s.HookDecisions = map[string]int64{}
 	for k, v := range c.hooks {
 		s.HookDecisions[k] = v

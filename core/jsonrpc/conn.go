@@ -90,14 +90,19 @@ type Options struct {
 	Closer io.Closer
 	// MaxViolations is how many protocol violations the peer may send
 	// within ViolationWindow: lines that are not JSON, invalid messages
-	// (each also skipped, and answered or failed as the protocol says) and
-	// oversized messages. At the limit the connection ends, as Close would,
+	// (each also skipped, and answered or failed as the protocol says),
+	// oversized messages and the messages a handler refuses with
+	// [Conn.ReportViolation]. At the limit the connection ends, as Close would,
 	// with a *[ProtocolError]. Zero means [DefaultMaxViolations] (100);
 	// negative means no limit.
 	MaxViolations int
 	// ViolationWindow is the sliding window MaxViolations is counted in.
 	// Zero means [DefaultViolationWindow] (10s).
 	ViolationWindow time.Duration
+	// OnViolation, if set, is called once for each protocol violation,
+	// those of [Conn.ReportViolation] included, e.g. to count them. It
+	// must not block. Nil means violations are only logged and limited.
+	OnViolation func()
 	// WarnBurst is how many protocol warnings are logged at once; past it,
 	// one more is logged per WarnInterval and the rest are counted into a
 	// "suppressed N protocol warnings" line, so a flood cannot flood the
@@ -180,7 +185,8 @@ type Conn struct {
 	closeErr error // set once the connection is done
 	notifyN  int   // pending calls with an OnNotify
 
-	violations violationLog // used by the reading goroutine only
+	vmu        sync.Mutex
+	violations violationLog // guarded by vmu
 
 	queued  atomic.Int64
 	sem     chan struct{}

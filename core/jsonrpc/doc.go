@@ -29,8 +29,9 @@
 // A line the connection must reject (not JSON, or not a valid message) is
 // skipped and logged under a rate limit. When it was meant as a response —
 // it has no method — and names one of this side's pending calls, that call
-// fails at once with an [InvalidResponseError]. Such lines, and oversized
-// messages, are protocol violations: [Options.MaxViolations] of them within
+// fails at once with an [InvalidResponseError]. Such lines, oversized
+// messages and the messages a handler refuses with [Conn.ReportViolation]
+// are protocol violations: [Options.MaxViolations] of them within
 // [Options.ViolationWindow] end the connection with a [ProtocolError].
 //
 // # Who reads

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/core/internal/ratelimit"
 )
 
 // Defaults for the protocol-violation limit and the warning rate limit.
@@ -22,8 +24,8 @@ var ErrProtocolViolations = errors.New("too many protocol violations")
 
 // A ProtocolError is why a connection ended when its peer sent
 // [Options.MaxViolations] protocol violations within
-// [Options.ViolationWindow]: lines that are not JSON, invalid messages or
-// oversized messages. [Conn.Err] returns it, and pending calls fail with a
+// [Options.ViolationWindow]: lines that are not JSON, invalid or oversized
+// messages, or messages a handler refused with [Conn.ReportViolation]. [Conn.Err] returns it, and pending calls fail with a
 // *[ClosedError] whose Cause it is.
 type ProtocolError struct {
 	// Violations is the limit that was reached, and Window the time it was
@@ -46,41 +48,19 @@ func (e *ProtocolError) Error() string {
 func (e *ProtocolError) Unwrap() error { return ErrProtocolViolations }
 
 // violationLog rate-limits protocol warnings and counts violations within
-// a sliding window. It is used only by the goroutine holding the reading
-// role, so it needs no lock.
+// a sliding window. Conn.vmu guards it: the goroutine holding the reading
+// role uses it, and so may a handler reporting a violation of its own.
 type violationLog struct {
 	max    int
 	window time.Duration
 	times  []time.Time // ring of the last max violation times
 	next   int         // oldest entry once the ring is full
 
-	burst      int
-	every      time.Duration
-	tokens     int
-	refilled   time.Time
-	suppressed int
+	warn ratelimit.Bucket
 }
 
 func newViolationLog(o *Options) violationLog {
-	return violationLog{max: o.MaxViolations, window: o.ViolationWindow, burst: o.WarnBurst, every: o.WarnInterval, tokens: o.WarnBurst}
-}
-
-// allow reports whether one more warning may be logged now (a token
-// bucket: burst at once, then one per interval).
-func (v *violationLog) allow(now time.Time) bool {
-	if v.refilled.IsZero() {
-		v.refilled = now
-	}
-	if n := int(now.Sub(v.refilled) / v.every); n > 0 {
-		v.tokens = min(v.burst, v.tokens+n)
-		v.refilled = v.refilled.Add(time.Duration(n) * v.every)
-	}
-	if v.tokens > 0 {
-		v.tokens--
-		return true
-	}
-	v.suppressed++
-	return false
+	return violationLog{max: o.MaxViolations, window: o.ViolationWindow, warn: ratelimit.New(o.WarnBurst, o.WarnInterval)}
 }
 
 // count records a violation at now and reports whether it reaches the
@@ -98,22 +78,38 @@ func (v *violationLog) count(now time.Time) bool {
 	return now.Sub(v.times[v.next]) <= v.window
 }
 
+// ReportViolation records a protocol violation a handler found in a
+// message the connection itself accepted, such as a notification for an
+// opt-in the peer was not granted. Like a line that is not JSON, it is
+// logged as a warning under the rate limit, passed to
+// [Options.OnViolation] and counted toward [Options.MaxViolations]. desc
+// says what was wrong and what to do, e.g. `dropped status/changed: the
+// extension did not declare status`. It is safe for concurrent use.
+func (c *Conn) ReportViolation(desc string) {
+	c.violation(false, desc, hclog.Warn, desc)
+}
+
 // violation logs one protocol violation under the rate limit and counts
 // it; at the limit it ends the connection with a *ProtocolError. desc
 // describes the violation for ProtocolError.Last; level, msg and kv are the
 // log line.
 func (c *Conn) violation(notJSON bool, desc string, level hclog.Level, msg string, kv ...any) {
+	if c.opts.OnViolation != nil {
+		c.opts.OnViolation()
+	}
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
 	v := &c.violations
 	now := time.Now()
-	if v.allow(now) {
-		c.flushSuppressed()
+	if v.warn.Allow(now) {
+		c.logSuppressed()
 		c.log.Log(level, msg, kv...)
 	}
 	if !v.count(now) {
 		return
 	}
 	perr := &ProtocolError{Violations: v.max, Window: v.window, Last: desc, NotJSON: notJSON}
-	c.flushSuppressed()
+	c.logSuppressed()
 	c.log.Error("ending the connection: the peer keeps breaking the protocol", "violations", v.max, "window", v.window, "last", desc)
 	c.shutdown(perr)
 	if c.opts.Closer != nil {
@@ -124,8 +120,14 @@ func (c *Conn) violation(notJSON bool, desc string, level hclog.Level, msg strin
 // flushSuppressed logs how many warnings the rate limit held back since
 // the last one logged.
 func (c *Conn) flushSuppressed() {
-	if n := c.violations.suppressed; n > 0 {
-		c.violations.suppressed = 0
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	c.logSuppressed()
+}
+
+// logSuppressed is flushSuppressed with c.vmu held.
+func (c *Conn) logSuppressed() {
+	if n := c.violations.warn.TakeSuppressed(); n > 0 {
 		c.log.Warn(fmt.Sprintf("suppressed %d protocol warnings (rate limit)", n), "suppressed", n)
 	}
 }

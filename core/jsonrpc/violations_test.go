@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -167,6 +168,39 @@ func TestInvalidMessagesCountAsViolations(t *testing.T) {
 		var pe *ProtocolError
 		if !errors.As(b.Err(), &pe) || pe.NotJSON || !strings.Contains(pe.Last, "an invalid message (invalid response: both result and error)") {
 			t.Fatalf("Err = %v, want a ProtocolError naming the invalid response", b.Err())
+		}
+	})
+}
+
+// TestReportedViolationsCount: violations a handler reports, from
+// notifications on the reading goroutine and from requests running
+// concurrently, are rate-limited like the connection's own, reach
+// OnViolation, and end the connection at the limit naming the last one.
+func TestReportedViolationsCount(t *testing.T) {
+	leakcheck.Check(t)
+	synctest.Test(t, func(t *testing.T) {
+		var seen atomic.Int64
+		refuse := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			req.Conn.ReportViolation("dropped " + req.Method + ": not granted")
+			return nil, nil
+		})
+		b := newBubbleConn(t, Options{Handler: refuse, MaxViolations: 30, WarnBurst: 5, OnViolation: func() { seen.Add(1) }})
+		for i := range 15 {
+			b.send(t, `{"jsonrpc":"2.0","method":"status/changed","params":{}}`,
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ui/ask","params":{}}`, i))
+		}
+		<-b.Done()
+		b.in.Close()
+		b.Wait()
+		var pe *ProtocolError
+		if err := b.Err(); !errors.As(err, &pe) || !strings.HasPrefix(pe.Last, "dropped ") || !strings.HasSuffix(pe.Last, ": not granted") || pe.NotJSON {
+			t.Fatalf("Err = %v, want a ProtocolError naming a reported violation", err)
+		}
+		if n := seen.Load(); n != 30 {
+			t.Errorf("OnViolation saw %d violations, want the 30 of the limit", n)
+		}
+		if warned, summary := b.logs.count("[WARN]  dropped "), b.logs.count("suppressed 25 protocol warnings"); warned != 5 || summary != 1 {
+			t.Errorf("logged %d warnings and %d summaries of 25, want the burst of 5 and one summary\n%s", warned, summary, b.logs)
 		}
 	})
 }

@@ -398,13 +398,14 @@ func (r *REPL) status() {
 			"extension": st.Name, "state": st.State, "reason": st.Reason, "calls": st.Calls, "errors": st.Errors,
 			"p50_ms": ms(st.P50), "p99_ms": ms(st.P99), "restarts": st.Restarts, "trace_dropped": st.TraceDropped,
 			"hook_decisions": st.HookDecisions, "status": st.Status, "refusals": refused,
+			"protocol_violations": st.ProtocolViolations,
 		}
 		var hooks []string
 		for _, k := range sortedKeys(st.HookDecisions) {
 			hooks = append(hooks, fmt.Sprintf("%s:%d", k, st.HookDecisions[k]))
 		}
-		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d hooks=%s",
-			st.Name, r.o.Paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, strings.Join(hooks, ","))
+		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d violations=%d hooks=%s",
+			st.Name, r.o.Paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, st.ProtocolViolations, strings.Join(hooks, ","))
 		if st.Status != "" {
 			text += fmt.Sprintf(" status=%q", st.Status)
 		}

@@ -164,6 +164,9 @@ func TestCommands(t *testing.T) {
 	if len(ev) != 1 || ev[0].fields["extension"] != "echo" || !strings.Contains(ev[0].text, "<ready>") || ev[0].fields["calls"].(int64) < 2 {
 		t.Fatalf("/status = %+v (the state word painted, the calls counted)", ev)
 	}
+	if ev[0].fields["protocol_violations"] != int64(0) || !strings.Contains(ev[0].text, " violations=0 ") {
+		t.Fatalf("/status = %+v, want the protocol violations counted (none)", ev)
+	}
 
 	// /disable and /enable go through the manager: the settings change.
 	r.Run(ctx, "/disable echo")

@@ -124,6 +124,15 @@ def tool_call(rid, params):
                 sys.stdout.write("garbage %d\n" % i)
             sys.stdout.flush()
         reply(rid, {"output": "flooded"})
+    elif name == "notify_flood":
+        # Sends n notifications of the method and params given, then answers.
+        line = json.dumps({"jsonrpc": "2.0", "method": args["method"], "params": args.get("params", {})},
+                          separators=(",", ":")) + "\n"
+        with out_lock:
+            for _ in range(int(args.get("n", 1))):
+                sys.stdout.write(line)
+            sys.stdout.flush()
+        reply(rid, {"output": "flooded"})
     elif name == "raw_reply":
         # Answers with the line given, "$ID" replaced by the request id: a
         # way to send a malformed response.
