@@ -19,7 +19,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -357,9 +360,11 @@ func (g *Gateway) Close() {
 }
 
 // ServeStdio serves one client on the process's stdin and stdout until
-// the client disconnects or ctx ends.
+// the client disconnects or ctx ends. A line from the client that is not
+// a JSON-RPC message is answered with a JSON-RPC error (-32700 when it is
+// not JSON, -32600 otherwise) and skipped: the session goes on.
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.srv.Run(ctx, &sdk.StdioTransport{})
+	return g.srv.Run(ctx, stdioTransport(os.Stdin, os.Stdout, g.log))
 }
 
 // Serve serves one client over t until it disconnects or ctx ends.
@@ -367,20 +372,40 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport) error {
 	return g.srv.Run(ctx, t)
 }
 
-// HTTPHandler serves streamable HTTP. A non-empty token is required of
-// every request as "Authorization: Bearer <token>".
+// HTTPHandler serves streamable HTTP. A request with an Origin header
+// that is not loopback (localhost, 127.0.0.0/8, ::1) is refused with 403,
+// as the MCP transport asks of servers against DNS rebinding: a web page
+// the user visits cannot call the extensions' tools. A request with no
+// Origin (a client that is not a browser) is served. A non-empty token is
+// required of every request as "Authorization: Bearer <token>".
 func (g *Gateway) HTTPHandler(token string) http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return g.srv }, nil)
-	if token == "" {
-		return h
-	}
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
+			g.log.Debug("refused a request from a non-loopback origin", "origin", o)
+			http.Error(w, fmt.Sprintf("Origin %q is not a loopback address: yolop mcp serve answers only pages served from this machine (a client that is not a browser sends no Origin)", o), http.StatusForbidden)
+			return
+		}
+		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="yolop"`)
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// loopbackOrigin reports whether an Origin header names a loopback host.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
