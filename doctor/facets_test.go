@@ -72,3 +72,40 @@ func TestRunFailsABrokenFacet(t *testing.T) {
 		})
 	}
 }
+
+// TestRunPushesTheConfigBack covers the two ways a good server takes a
+// changed config besides answering ok: asking for a restart, and not
+// declaring config at all (the host restarts it).
+func TestRunPushesTheConfigBack(t *testing.T) {
+	const schema = `"config_schema":{"type":"object"}`
+	for name, tc := range map[string]struct {
+		pkg  func(t *testing.T) string
+		want string
+	}{
+		"restart-required": {
+			func(t *testing.T) string {
+				return brokenServer(t, map[string]string{"DOCTOR_MODE": "config_restart"}, echoTool, schema)
+			},
+			"answered restart-required and the host restarted it",
+		},
+		"no config capability": {
+			func(t *testing.T) string {
+				return hostServer(t, `{"capabilities":["tools","cancel"]}`, echoTool, schema)
+			},
+			"does not declare config: the host restarted it",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep := runDoctor(t, tc.pkg(t), doctor.Options{Config: []byte(`{"greeting":"hi"}`)})
+			mustPass(t, rep)
+			c := check(t, rep, doctor.GroupConfig, "config/changed")
+			if c.Status != doctor.Pass || !strings.Contains(c.Detail, tc.want) || !strings.Contains(c.Detail, "greeting") {
+				t.Fatalf("config/changed = %s: %s; want a pass saying %s", c.Status, c.Detail, tc.want)
+			}
+			// The restarted server is the one the later checks talk to.
+			if c := check(t, rep, doctor.GroupShutdown, "exit"); c.Status != doctor.Pass {
+				t.Errorf("shutdown exit after the restart: %+v", c)
+			}
+		})
+	}
+}

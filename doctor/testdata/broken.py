@@ -21,6 +21,8 @@ chosen by the DOCTOR_MODE environment variable:
                   wants a boolean.
   config_bad      declares config and answers config/changed with
                   {"status": "maybe"}, neither ok nor restart-required.
+  config_restart  declares config and answers config/changed with
+                  restart-required (not broken: a restart applies it).
   ask_bad         every tool call first sends ui/ask {"prompt": 5}: the
                   schema wants a string.
   ask_undeclared  every tool call first sends ui/ask, though initialize
@@ -68,7 +70,7 @@ def initialize():
     if mode.startswith("command_"):
         caps.append("commands")
         params["commands"] = [{"name": "go"}]
-    if mode == "config_bad":
+    if mode.startswith("config_"):
         caps.append("config")
     if mode == "ask_bad":
         caps.append("ui_ask")
@@ -134,7 +136,7 @@ def handle(method, params):
             raise RpcError("the command handler is broken on purpose")
         return {"success": "yes"}
     if method == "config/changed":
-        return {"status": "maybe"}
+        return {"status": "restart-required" if mode == "config_restart" else "maybe"}
     if method == "hook/fire":
         return hook_fire(params)
     if method == "cancel":
