@@ -2,8 +2,10 @@
 // it validates the config in settings.toml against the manifest's
 // config_schema, splits secret fields (kept in the credential store,
 // delivered only as the server's environment) from plain ones (sent in
-// initialize.config), injects the `env:` fields, expands ${VAR} in the
-// server spec, asks for missing fields when an extension is enabled, pushes
+// initialize.config, with the schema default of each unset one), injects
+// the `env:` fields, expands ${VAR} in the server spec, asks for missing
+// fields when an extension is enabled (one transaction: all saved or
+// none), pushes
 // live changes to a running server, and scrubs every stored secret value
 // out of text that leaves the host side.
 //
