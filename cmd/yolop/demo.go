@@ -78,7 +78,8 @@ func (a *app) serveEchoCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			log := hclog.New(&hclog.LoggerOptions{Name: "echo", Output: a.stderr, Level: hclog.LevelFromString(os.Getenv("YOLOP_LOG"))})
+			level, _ := harness.LogLevel(os.Getenv(harness.LogEnv), hclog.Warn) // the parent warned about a bad value
+			log := hclog.New(&hclog.LoggerOptions{Name: "echo", Output: a.stderr, Level: level})
 			err := echoext.New(log).ServeConn(cmd.Context(), a.stdin, a.stdout)
 			if errors.Is(err, context.Canceled) {
 				return nil
