@@ -66,30 +66,40 @@ func serveGoPluginGRPC() {
 // grpcClient calls the unary Echo through go-plugin's own client, as a
 // go-plugin host calls its plugins.
 type grpcClient struct {
-	client *hplugin.Client
-	conn   *grpc.ClientConn
+	client  *hplugin.Client
+	conn    *grpc.ClientConn
+	release func() // of startChild, once the process has ended
 }
 
 func startGoPluginGRPC(ctx context.Context, exe string, args []string) (*grpcClient, error) {
+	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = childAttr()
 	c := hplugin.NewClient(&hplugin.ClientConfig{
 		HandshakeConfig:  goplugin.Handshake,
 		Plugins:          hplugin.PluginSet{grpcEchoPluginName: grpcEchoPlugin{}},
-		Cmd:              exec.Command(exe, args...),
+		Cmd:              cmd,
 		AllowedProtocols: []hplugin.Protocol{hplugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		Logger:           hclog.NewNullLogger(),
 	})
-	rpc, err := c.Client()
+	// go-plugin starts the process inside Client.
+	var rpc hplugin.ClientProtocol
+	release, err := startChild(func() (err error) {
+		rpc, err = c.Client()
+		return err
+	})
 	if err != nil {
 		c.Kill()
+		release()
 		return nil, fmt.Errorf("starting the go-plugin gRPC echo: %w", err)
 	}
 	raw, err := rpc.Dispense(grpcEchoPluginName)
 	if err != nil {
 		c.Kill()
+		release()
 		return nil, fmt.Errorf("dispensing the go-plugin gRPC echo: %w", err)
 	}
-	g := &grpcClient{client: c, conn: raw.(*grpc.ClientConn)}
+	g := &grpcClient{client: c, conn: raw.(*grpc.ClientConn), release: release}
 	if err := g.call(ctx, newPayload(5), 1); err != nil {
 		g.close()
 		return nil, err
@@ -110,5 +120,6 @@ func (g *grpcClient) call(ctx context.Context, p *payload, _ int) error {
 
 func (g *grpcClient) close() error {
 	g.client.Kill()
+	g.release()
 	return nil
 }

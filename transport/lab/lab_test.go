@@ -25,8 +25,26 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if side := os.Getenv(startSideEnv); side != "" {
+		// Play a lab that started one server and was then killed: print
+		// the server's pid, and wait for the kill.
+		exe, err := os.Executable()
+		if err == nil {
+			var pid int
+			if pid, err = lab.StartSide(context.Background(), exe, side); err == nil {
+				fmt.Println(pid)
+				select {}
+			}
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m)
 }
+
+// startSideEnv makes a re-executed test binary start the server of one
+// side, print its pid and wait to be killed.
+const startSideEnv = "YOLOP_LAB_START_SIDE"
 
 func exe(t *testing.T) string {
 	t.Helper()

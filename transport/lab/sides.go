@@ -55,10 +55,11 @@ type side struct {
 // caller it does both on the caller's goroutine (no hand-off at all); with
 // more it demultiplexes responses by id over its one pipe.
 type floorClient struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	next atomic.Int64
+	cmd     *exec.Cmd
+	release func() // of startChild, once the process has ended
+	in      io.WriteCloser
+	out     *bufio.Reader
+	next    atomic.Int64
 
 	wmu  sync.Mutex
 	buf  []byte
@@ -73,6 +74,7 @@ type floorClient struct {
 
 func startFloor(ctx context.Context, exe string, args []string) (*floorClient, error) {
 	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = childAttr()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -81,10 +83,12 @@ func startFloor(ctx context.Context, exe string, args []string) (*floorClient, e
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	release, err := startChild(cmd.Start)
+	if err != nil {
+		release()
 		return nil, fmt.Errorf("starting the floor server %s: %w", exe, err)
 	}
-	c := &floorClient{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), waiting: map[int64]chan error{}}
+	c := &floorClient{cmd: cmd, release: release, in: in, out: bufio.NewReaderSize(out, 64<<10), waiting: map[int64]chan error{}}
 	if err := c.call(ctx, newPayload(5), 1); err != nil {
 		c.close()
 		return nil, fmt.Errorf("the floor server did not answer: %w", err)
@@ -199,6 +203,7 @@ func (c *floorClient) demux() {
 }
 
 func (c *floorClient) close() error {
+	defer c.release()
 	c.in.Close()
 	done := make(chan error, 1)
 	go func() { done <- c.cmd.Wait() }()

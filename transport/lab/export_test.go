@@ -1,0 +1,35 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+)
+
+// StartSide starts the server of the side name as Run does, once it has
+// answered, and returns its pid. The server is left running.
+func StartSide(ctx context.Context, exe, name string) (int, error) {
+	o := Options{Exe: exe, Transports: []string{name}}.withDefaults()
+	sides, _, _, err := o.sides(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range sides {
+		if s.name != name {
+			continue
+		}
+		c, err := s.start(ctx)
+		if err != nil {
+			return 0, err
+		}
+		switch c := c.(type) {
+		case *floorClient:
+			return c.cmd.Process.Pid, nil
+		case *grpcClient:
+			return c.client.ReattachConfig().Pid, nil
+		case *stackClient:
+			return c.inst.PID(), nil
+		}
+		return 0, fmt.Errorf("side %s has no process", name)
+	}
+	return 0, fmt.Errorf("no side %s", name)
+}
