@@ -231,3 +231,39 @@ func TestMCPServeHTTPStaysOnLoopback(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// TestMCPServeCollisionWarnedOnce: two packages serving tools of the same
+// names (echo and echo2, copies of the echo example) make one collision
+// warning per tool, and `yolop mcp serve` prints each once — not once per
+// rebuild of the session's tool registry as well.
+func TestMCPServeCollisionWarnedOnce(t *testing.T) {
+	yolop := yolopScript(t)
+	a := echoPackage(t)
+	b := echoPackage(t)
+	var m map[string]any
+	raw, err := os.ReadFile(filepath.Join(b, "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["name"] = "echo2"
+	raw, _ = json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(b, "plugin.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(yolop, "mcp", "serve", "--ext", a, "--ext", b)
+	cmd.Stdin = strings.NewReader("") // the client leaves at once
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("yolop mcp serve: %v\n%s", err, stderr.String())
+	}
+	out := stderr.String()
+	for _, tool := range []string{"echo", "count"} {
+		if n := strings.Count(out, `"echo2__`+tool+`"`) + strings.Count(out, "=echo2__"+tool); n != 1 {
+			t.Errorf("the collision of %s is printed %d times, want once:\n%s", tool, n, out)
+		}
+	}
+}

@@ -232,7 +232,9 @@ func (s *Session) rebuild() {
 			if builtin[name] || s.tools[name] != nil || reserved[name] || name == toolSearchName {
 				q := e.ExtName() + "__" + t.Name
 				s.warnings = append(s.warnings, fmt.Sprintf("tool %q of extension %q collides with an existing tool; registered as %q", t.Name, e.ExtName(), q))
-				s.log.Warn("tool name collision", "extension", e.ExtName(), "tool", t.Name, "registered_as", q)
+				// The warning reaches the user through Warnings, once; the
+				// registry is rebuilt at every start and turn boundary.
+				s.log.Debug("tool name collision", "extension", e.ExtName(), "tool", t.Name, "registered_as", q)
 				name = q
 			}
 			deferred := true
