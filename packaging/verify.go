@@ -18,14 +18,16 @@ import (
 // was there when the session started).
 //
 // For a stored package (git or crate source) it re-lists the package
-// directory and compares it with the approved [FileListing]; a file is
-// re-hashed only when its stat identity (device, inode, size, mode, mtime
-// and ctime where the platform has them) changed since it was last hashed,
-// so an unchanged package costs one directory walk and one lstat per file.
+// directory, every file of it (.git ones included), and compares it with
+// the approved [FileListing]; a file is re-hashed only when its stat
+// identity (device, inode, size, mode, mtime and ctime where the platform
+// has them) changed since it was last hashed, so an unchanged package
+// costs one directory walk and one lstat per file.
 //
 // For a path source (the author's dev loop: code may change freely) it
-// re-reads the live manifest and diffs it with the approved one: identical
-// or narrower passes, anything wider fails with [ErrManifestChanged].
+// re-reads the live manifest, with the content digests of its skills, and
+// diffs it with the approved one: identical or narrower passes, anything
+// wider (a new or changed skill included) fails with [ErrManifestChanged].
 //
 // A Verifier is safe for concurrent use.
 type Verifier struct {
