@@ -525,10 +525,10 @@ func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, arg
 }
 
 // BeginTurn starts a turn: pending activations take effect (see
-// [Session.ApplyPending]), and turn.started is traced. It returns the turn
-// number.
+// [Session.ApplyPending]), contributed tools are brought up to date, and
+// turn.started is traced. It returns the turn number.
 func (s *Session) BeginTurn(ctx context.Context) int {
-	s.ApplyPending(ctx)
+	s.applyPending(ctx)
 	s.mu.Lock()
 	s.turn++
 	turn := s.turn
@@ -540,14 +540,24 @@ func (s *Session) BeginTurn(ctx context.Context) int {
 }
 
 // ApplyPending makes the activations and deactivations queued by
-// [Session.Activate] and [Session.Deactivate] take effect now, and
-// brings contributed tools up to date, as the next [Session.BeginTurn]
-// would: an activated eager extension starts, a deactivated one stops,
-// and [Session.Tools] lists the result. A front-end that runs between
-// turns (a REPL command) calls it so that a change shows at once; an
-// agent mid-turn leaves it to the next turn, whose tool list the change
-// belongs to.
+// [Session.Activate] and [Session.Deactivate] take effect now, as the next
+// [Session.BeginTurn] would: an activated eager extension starts, a
+// deactivated one stops, and [Session.Tools] lists the result. With
+// nothing queued it does nothing. A front-end whose commands run between
+// turns (a REPL) calls it before each command, so that what a command
+// lists agrees with what the next turn can call.
 func (s *Session) ApplyPending(ctx context.Context) {
+	s.mu.Lock()
+	queued := len(s.pending) > 0
+	s.mu.Unlock()
+	if queued {
+		s.applyPending(ctx)
+	}
+}
+
+// applyPending applies the queued activations, brings contributed tools
+// up to date and rebuilds the tool list if either changed it.
+func (s *Session) applyPending(ctx context.Context) {
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = nil

@@ -98,7 +98,9 @@ var Commands = []string{"/tools", "/prompt", "/call", "/commands", "/skills", "/
 // Run runs one command line and reports whether it asked to end the
 // session (/quit, /exit). Cancelling ctx cancels the running tool call or
 // command, which then reports "cancelled". Empty lines and lines starting
-// with # do nothing.
+// with # do nothing. Each command line is a turn boundary: what an earlier
+// /enable or /disable queued takes effect before the command runs (see
+// [host.Session.ApplyPending]).
 func (r *REPL) Run(ctx context.Context, line string) (quit bool) {
 	line = strings.TrimSpace(line)
 	if line == "" || strings.HasPrefix(line, "#") {
@@ -107,6 +109,10 @@ func (r *REPL) Run(ctx context.Context, line string) (quit bool) {
 	cmd, rest, _ := strings.Cut(line, " ")
 	rest = strings.TrimSpace(rest)
 	s := r.o.Session
+	// A command line is a turn boundary: what /enable and /disable queued
+	// takes effect before the next command, so /tools, /status and /call
+	// agree on which extensions are in the session.
+	s.ApplyPending(ctx)
 	switch cmd {
 	case "/quit", "/exit":
 		return true
@@ -188,9 +194,11 @@ func Hint(err error) string {
 
 // Completions are the words a line editor completes after prefix: the
 // REPL's commands and the extensions' slash commands, or, after "/call ",
-// the session's tool names.
+// the session's tool names. Like a command, it first applies what /enable
+// and /disable queued, so it offers what the next command can run.
 func (r *REPL) Completions(prefix string) []string {
 	s := r.o.Session
+	s.ApplyPending(context.Background())
 	if strings.HasPrefix(prefix, "/call ") && strings.Count(prefix, " ") == 1 {
 		var names []string
 		for _, t := range s.Tools() {
@@ -337,8 +345,7 @@ func (r *REPL) enable(ctx context.Context, name string) {
 		}
 	}
 	r.o.Session.Activate(g)
-	r.o.Session.ApplyPending(ctx) // between turns: live for /tools and the next /call alike
-	r.event("enabled", map[string]any{"extension": name}, fmt.Sprintf("enabled %s; its tools are live", name))
+	r.event("enabled", map[string]any{"extension": name}, fmt.Sprintf("enabled %s; it is live from the next turn", name))
 }
 
 func (r *REPL) disable(ctx context.Context, name string) {
@@ -356,8 +363,7 @@ func (r *REPL) disable(ctx context.Context, name string) {
 		r.event("disabled", map[string]any{"extension": name, "live": false}, fmt.Sprintf("disabled %s (it was not running in this session)", name))
 		return
 	}
-	r.o.Session.ApplyPending(ctx) // between turns: gone from /tools and /call alike
-	r.event("disabled", map[string]any{"extension": name, "live": true}, fmt.Sprintf("disabled %s; its server stopped and its tools are gone", name))
+	r.event("disabled", map[string]any{"extension": name, "live": true}, fmt.Sprintf("disabled %s; it leaves at the next turn", name))
 }
 
 // workspace repoints the session's workspace at dir, which must be an
