@@ -48,6 +48,9 @@ var lockSeeds = []string{
 	`{"version":1,"extensions":[]}`,
 	`{"version":1,"extensions":[{"name":"a","source":"https://h/o/r","kind":"git","content_hash":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","files":[],"installed_at":"2026-01-01T00:00:00Z"}]}`,
 	`{"version":2}`, `{"version":1,"extensions":[{"name":"a"},{"name":"a"}]}`, `{"version":1`, ``, `[]`,
+	`{"version":1,"extensions":[{"name":"a","source":"/p","kind":"path","content_hash":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","files":[],"skills":[{"name":"deploy","description":"d","digest":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}],"installed_at":"2026-01-01T00:00:00Z"}]}`,
+	`{"version":1,"extensions":[{"name":"a","source":"/p","kind":"path","content_hash":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","files":[],"skills":[],"installed_at":"2026-01-01T00:00:00Z"}]}`,
+	`{"version":1,"extensions":[{"name":"a","source":"/p","kind":"path","content_hash":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","files":[],"skills":[{"name":"../x","digest":"nope"}],"installed_at":"2026-01-01T00:00:00Z"}]}`,
 }
 
 func FuzzParseLock(f *testing.F) {

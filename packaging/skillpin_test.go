@@ -175,3 +175,11 @@ func TestLockWithoutSkillPins(t *testing.T) {
 		t.Errorf("after the update: %v, warnings %q", err, v.Manifest.Warnings)
 	}
 }
+
+// A malformed skill pin is a corrupt lock, never a silent pass.
+func TestParseLockRefusesMalformedSkillPins(t *testing.T) {
+	_, err := ParseLock([]byte(lockSeeds[len(lockSeeds)-1]))
+	if !errors.Is(err, ErrLockCorrupt) || !strings.Contains(err.Error(), "skills[0] is malformed") {
+		t.Fatalf("ParseLock = %v, want ErrLockCorrupt naming skills[0]", err)
+	}
+}
