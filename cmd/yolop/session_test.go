@@ -220,3 +220,30 @@ func TestExtDirWithoutItsBinary(t *testing.T) {
 		t.Fatalf("the error shows %d times, or the good package did not answer:\n%s\n%s", n, out, errOut)
 	}
 }
+
+// TestJSONErrorNamesTheFailedCall: under --json, the error event of a
+// failed tool call carries the call's tool and call_id, as its result or
+// update events would, so a reader can tell which call failed.
+func TestJSONErrorNamesTheFailedCall(t *testing.T) {
+	pkg := echoPackage(t)
+	script := `/call echo {"txt":"hi"}` + "\n" + `/call nosuch {}` + "\n/quit\n"
+	out, errOut, code := cli(t, script, "session", "--ext", pkg, "--no-enabled", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var errs []map[string]any
+	for _, ev := range events(t, out) {
+		if ev["event"] == "error" {
+			errs = append(errs, ev)
+		}
+	}
+	if len(errs) != 2 {
+		t.Fatalf("error events = %v, want one for each failed call\n%s", errs, out)
+	}
+	for i, tool := range []string{"echo", "nosuch"} {
+		id, _ := errs[i]["call_id"].(string)
+		if errs[i]["tool"] != tool || !strings.HasPrefix(id, "call-") {
+			t.Errorf("error event %v: want tool %q and its call_id", errs[i], tool)
+		}
+	}
+}
