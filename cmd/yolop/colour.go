@@ -78,8 +78,12 @@ func (a *app) paintWith(sgr, word string) string {
 	return word[:i] + sgr + w + sgrReset + word[i+len(w):]
 }
 
-// sgrFor picks the colour of a status word.
+// sgrFor picks the colour of a status word; a health with a reason
+// ("degraded: server binary not found (…)") is coloured by its first word.
 func sgrFor(w string) string {
+	if head, _, ok := strings.Cut(w, ":"); ok {
+		w = head
+	}
 	switch strings.ToLower(w) {
 	case "ok", "ready", "pass":
 		return sgrGood

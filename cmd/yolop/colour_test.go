@@ -55,8 +55,9 @@ func TestPaintKeepsPadding(t *testing.T) {
 	a := &app{colour: colourAlways}
 	a.colourOn = a.colourful()
 	for word, want := range map[string]string{
-		"ready    ":        sgrGood + "ready" + sgrReset + "    ",
-		"degraded ":        sgrWarn + "degraded" + sgrReset + " ",
+		"ready    ": sgrGood + "ready" + sgrReset + "    ",
+		"degraded ": sgrWarn + "degraded" + sgrReset + " ",
+		"degraded: server binary not found (srv)": sgrWarn + "degraded: server binary not found (srv)" + sgrReset,
 		"refused":          sgrBad + "refused" + sgrReset,
 		"manifest changed": sgrBad + "manifest changed" + sgrReset,
 		"   ":              "   ",
