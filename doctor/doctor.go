@@ -158,8 +158,6 @@ type run struct {
 	examples        map[string]json.RawMessage
 	commandExamples map[string]string
 	calls           atomic.Int64
-	// status records the status texts the host accepted.
-	status statusRecorder
 }
 
 // Run loads the package in pkgDir, builds the grant a session would give
@@ -229,14 +227,13 @@ func RunGrant(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Opt
 	d.checkManifest()
 
 	// The extension is built by a session, as in yolop, so that the
-	// server's ui/ask and status/changed reach sinks: canned answers and
-	// a recorder. The session itself is never started.
+	// server's ui/ask questions get canned answers. The session itself is
+	// never started.
 	sess := host.NewSession(host.SessionOptions{
 		Grants:        []host.Grant{g},
 		Transport:     d.w,
 		Logger:        opts.Logger,
 		Ask:           cannedAsk{},
-		Status:        &d.status,
 		SessionID:     opts.SessionID,
 		WorkspaceRoot: opts.Workspace,
 		Extension:     opts.extOptions(),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"yolop.dev/core/host"
@@ -26,25 +25,6 @@ func (cannedAsk) Ask(_ context.Context, _ string, q yep.UIAskParams) (yep.UIAskR
 		return yep.UIAskResult{Answer: q.Options[0]}, nil
 	}
 	return yep.UIAskResult{Answer: CannedAnswer}, nil
-}
-
-// statusRecorder is the host's status bar during a doctor run: it keeps
-// every status text the host accepted.
-type statusRecorder struct {
-	mu    sync.Mutex
-	texts []string
-}
-
-func (s *statusRecorder) SetStatus(_, text string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.texts = append(s.texts, text)
-}
-
-func (s *statusRecorder) shown() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.texts)
 }
 
 // exchange finds the first request for method travelling in dir from
@@ -240,16 +220,19 @@ func (d *run) checkStatus() {
 			return
 		}
 	}
-	shown := d.status.shown()
-	if len(shown) == 0 {
-		why := "plugin.json does not declare \"status\": true (users re-approve on update)"
-		if d.g.Status {
-			why = "the server did not declare status in initialize's capabilities; add \"status\" to them"
-		}
-		d.r.add(GroupStatus, name, Fail, "the server sent status/changed %s and the host drops every one: %s", times(len(sent)), why)
+	// The host takes status/changed only when both the manifest and the
+	// handshake declare status.
+	switch {
+	case !d.g.Status:
+		d.r.add(GroupStatus, name, Fail, "the server sent status/changed %s and the host drops every one: plugin.json does not declare \"status\": true (users re-approve on update)", times(len(sent)))
+		return
+	case !d.init.Capabilities.Has(yep.CapStatus):
+		d.r.add(GroupStatus, name, Fail, "the server sent status/changed %s and the host drops every one: the server did not declare status in initialize's capabilities; add \"status\" to them", times(len(sent)))
 		return
 	}
-	d.r.add(GroupStatus, name, Pass, "the server sent status/changed %s; the host showed %d, the last %s", times(len(sent)), len(shown), clip(shown[len(shown)-1]))
+	var last yep.StatusChangedParams
+	_ = json.Unmarshal(sent[len(sent)-1].params, &last)
+	d.r.add(GroupStatus, name, Pass, "the server sent status/changed %s; the host shows the last, %s", times(len(sent)), clip(last.Text))
 }
 
 // times says "once" or "n times".
