@@ -12,6 +12,11 @@
 // reached with the streamable HTTP transport. A server that fails to
 // start, or dies, is degraded with its reason and stderr tail; the other
 // servers carry on.
+//
+// A tool name a model API would refuse is skipped with a warning, and so is
+// a tool whose session name an earlier server's tool already has (servers
+// "a" with tool "b__c" and "a__b" with tool "c"); a call reaches the
+// (server, tool) pair that registered its name.
 package client
 
 import (

@@ -11,6 +11,10 @@
 // supports it, else it is answered cancelled. Prompt contributions are not
 // served: a YEP prompt is system-prompt context the host adds every turn,
 // while an MCP prompt is a template the user picks, so they do not map.
+//
+// Over stdio a malformed line from the client is answered with a JSON-RPC
+// error and skipped, never the end of the session; over HTTP a request
+// from a non-loopback Origin is refused.
 package gateway
 
 import (
