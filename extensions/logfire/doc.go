@@ -9,7 +9,8 @@
 // span ("chat <model>"). Spans keep the W3C ids the host put in the
 // events, so the span an extension starts under the traceparent of its
 // tool/call (see yolop.dev/sdk/otel) is a child of the host's tool span in
-// the same trace.
+// the same trace. Each hook.fired is a span "hook <event>" under its tool
+// call's span, with the hook's decision.
 //
 // The exporter is the OpenTelemetry Go SDK's otlptracehttp behind a
 // bounded queue: a slow or dead endpoint drops spans (counted) and never
@@ -21,5 +22,8 @@
 // Configuration: the token arrives only as the LOGFIRE_TOKEN environment
 // variable (a secret in the manifest's config_schema); endpoint and
 // service_name come from initialize.config, then LOGFIRE_ENDPOINT and
-// OTEL_SERVICE_NAME.
+// OTEL_SERVICE_NAME; with no endpoint configured, the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT is used, and OTEL_EXPORTER_OTLP_HEADERS
+// adds headers to every export (the manifest passes both on from the
+// user's environment).
 package logfire

@@ -79,15 +79,14 @@ func newPipeline(st settings, version string, o ExportOptions, report func(strin
 			Enabled: true, InitialInterval: o.RetryInitial, MaxInterval: o.RetryMax, MaxElapsedTime: o.ExportTimeout,
 		}),
 	}
-	if st.token != "" {
-		// Logfire takes the write token as the bare Authorization value.
-		opts = append(opts, otlptracehttp.WithHeaders(map[string]string{"Authorization": st.token}))
-	}
+	// Always set: the headers replace any the SDK would read from the
+	// process environment itself, so resolve is their one source.
+	opts = append(opts, otlptracehttp.WithHeaders(st.headers))
 	exp, err := otlptracehttp.New(context.Background(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("logfire: building the OTLP exporter for %s: %w", st.tracesURL, err)
 	}
-	h := &health{report: report, warn: warn, token: st.token, url: st.tracesURL}
+	h := &health{report: report, warn: warn, secrets: st.secrets(), url: st.tracesURL}
 	p := &pipeline{exporter: exp, health: h, url: st.tracesURL}
 	p.queue = newQueue(queueOptions{Size: o.QueueSize, BatchSize: o.BatchSize, Interval: o.BatchInterval},
 		func(ctx context.Context, batch []sdktrace.ReadOnlySpan) error {
@@ -143,10 +142,10 @@ func (r *statusRecorder) last() int { return int(r.code.Load()) }
 // exports start failing (or fail differently), cleared on the first
 // export that succeeds.
 type health struct {
-	report func(string)
-	warn   func(msg string, kv ...any)
-	token  string
-	url    string
+	report  func(string)
+	warn    func(msg string, kv ...any)
+	secrets []string // kept out of every message: the token, header values
+	url     string
 
 	mu      sync.Mutex
 	known   bool   // a status was reported at least once
@@ -189,13 +188,13 @@ func (h *health) dropped(total int64) {
 	}
 }
 
-// redact keeps the token out of text the extension writes, whatever an
-// endpoint echoes back in a response body.
+// redact keeps the token and the header values out of text the extension
+// writes, whatever an endpoint echoes back in a response body.
 func (h *health) redact(s string) string {
-	if h.token == "" {
-		return s
+	for _, v := range h.secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
 	}
-	return strings.ReplaceAll(s, h.token, "[redacted]")
+	return s
 }
 
 // failureReason names why an export failed, for a person: the HTTP status

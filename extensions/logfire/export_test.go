@@ -3,6 +3,7 @@ package logfire
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -243,5 +244,49 @@ func TestResolve(t *testing.T) {
 		} else if strings.Contains(err.Error(), "tok") {
 			t.Errorf("the error names the token: %v", err)
 		}
+	}
+}
+
+func TestResolveOTELEnvironment(t *testing.T) {
+	env := map[string]string{
+		OTLPEndpointEnv: "http://127.0.0.1:4318",
+		OTLPHeadersEnv:  "authorization=Bearer%20hdr-secret , x-team=core,",
+	}
+	getenv := func(k string) string { return env[k] }
+	st, err := resolve(nil, getenv)
+	want := map[string]string{"authorization": "Bearer hdr-secret", "x-team": "core"}
+	if err != nil || st.tracesURL != "http://127.0.0.1:4318/v1/traces" || !maps.Equal(st.headers, want) {
+		t.Errorf("from OTEL_*: %+v %v; want headers %v", st, err, want)
+	}
+	env[EndpointEnv] = "https://logfire-eu.pydantic.dev"
+	if st, _ := resolve(nil, getenv); st.tracesURL != "https://logfire-eu.pydantic.dev/v1/traces" {
+		t.Errorf("%s must win over %s: %s", EndpointEnv, OTLPEndpointEnv, st.tracesURL)
+	}
+	env[TokenEnv] = "tok"
+	st, _ = resolve([]byte(`{"endpoint":"http://127.0.0.1:1"}`), getenv)
+	if want := map[string]string{"Authorization": "tok", "x-team": "core"}; !maps.Equal(st.headers, want) || st.tracesURL != "http://127.0.0.1:1/v1/traces" {
+		t.Errorf("config and token over the environment: %+v; want headers %v", st, want)
+	}
+	for _, bad := range []string{"novalue", "=v", "k=%zz-hdr-secret"} {
+		env[OTLPHeadersEnv] = bad
+		_, err := resolve(nil, getenv)
+		if err == nil || !strings.Contains(err.Error(), OTLPHeadersEnv) {
+			t.Errorf("%q: %v, want an error naming %s", bad, err, OTLPHeadersEnv)
+		} else if strings.Contains(err.Error(), "hdr-secret") {
+			t.Errorf("the error names a header value: %v", err)
+		}
+	}
+}
+
+func TestRedactHeaderValues(t *testing.T) {
+	st, err := resolve([]byte(`{"endpoint":"http://127.0.0.1:1"}`), func(k string) string {
+		return map[string]string{TokenEnv: "tok-secret", OTLPHeadersEnv: "x-api=hdr-secret"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &health{secrets: st.secrets()}
+	if got := h.redact("echoed tok-secret and hdr-secret"); got != "echoed [redacted] and [redacted]" {
+		t.Errorf("redact = %q", got)
 	}
 }

@@ -75,6 +75,8 @@ func (f *folder) handle(ev yep.TraceEventParams) {
 	case kind == "session":
 	case ev.Type == yep.TraceLLMGeneration:
 		f.generation(ev, data, at)
+	case ev.Type == yep.TraceHookFired:
+		f.hook(ev, data, at)
 	case phase == "started":
 		f.start(ev, kind, data, at)
 	case phase == "completed" || phase == "ended":
@@ -324,6 +326,36 @@ func (f *folder) generation(ev yep.TraceEventParams, data map[string]any, at tim
 	_, span := f.tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if msg := str(data, "error"); msg != "" {
 		span.SetAttributes(attribute.String("error.type", "error"))
+		span.SetStatus(codes.Error, msg)
+	}
+	span.End(trace.WithTimestamp(at))
+}
+
+// hook is one hook.fired event: a span "hook <event>" under the tool
+// call's span, ending at the event and starting duration_ms before it,
+// with the hook's decision.
+func (f *folder) hook(ev yep.TraceEventParams, data map[string]any, at time.Time) {
+	start := at
+	if ms, ok := data["duration_ms"].(float64); ok && ms > 0 {
+		start = at.Add(-time.Duration(ms * float64(time.Millisecond)))
+	}
+	event := first(str(data, "event"), "hook")
+	attrs := []attribute.KeyValue{attribute.String("session.id", f.session), attribute.String("yolop.hook.event", event)}
+	if ev.TurnID != "" {
+		attrs = append(attrs, attribute.String("yolop.turn.id", ev.TurnID))
+	}
+	attrs = appendStr(attrs, "gen_ai.tool.name", data, "tool")
+	attrs = appendStr(attrs, "yolop.extension", data, "extension")
+	attrs = appendStr(attrs, "yolop.capability", data, "capability")
+	attrs = appendStr(attrs, "yolop.hook.decision", data, "decision")
+	attrs = appendStr(attrs, "yolop.hook.reason", data, "reason")
+	attrs = appendStr(attrs, "yolop.hook.on_error", data, "on_error")
+	if ms, ok := data["duration_ms"].(float64); ok {
+		attrs = append(attrs, attribute.Float64("yolop.hook.duration_ms", ms))
+	}
+	_, span := f.tracer.Start(f.parent(ev, "hook"), "hook "+event, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	if msg := str(data, "error"); msg != "" {
+		span.SetAttributes(attribute.String("error.type", "hook_error"))
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End(trace.WithTimestamp(at))

@@ -53,6 +53,8 @@ type Request struct {
 	ContentEncoding string
 	Spans           int
 	Status          int // what the receiver answered
+	// Header is every request header, as received.
+	Header http.Header
 }
 
 // A Receiver is an OTLP/HTTP endpoint on 127.0.0.1.
@@ -115,6 +117,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		Authorization:   req.Header.Get("Authorization"),
 		ContentType:     req.Header.Get("Content-Type"),
 		ContentEncoding: req.Header.Get("Content-Encoding"),
+		Header:          req.Header.Clone(),
 	}
 	spans, err := decode(req)
 	rec.Spans = len(spans)

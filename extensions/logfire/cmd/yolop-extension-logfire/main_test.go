@@ -202,7 +202,8 @@ func TestThroughHost(t *testing.T) {
 	spans = slices.DeleteFunc(spans, func(sp otlptest.Span) bool { return sp.TraceID != trace })
 	tree := otlptest.Tree(spans, "gen_ai.tool.name", "yolop.extension", "yolop.tool.status")
 	t.Logf("received:\n%s", tree)
-	want := "turn\n  execute_tool echo gen_ai.tool.name=echo yolop.extension=echo yolop.tool.status=ok\n"
+	want := "turn\n  execute_tool echo gen_ai.tool.name=echo yolop.extension=echo yolop.tool.status=ok\n" +
+		"    hook pre_tool_use gen_ai.tool.name=echo yolop.extension=echo\n"
 	if tree != want {
 		t.Errorf("tree of the second turn:\n%s\nwant:\n%s", tree, want)
 	}
