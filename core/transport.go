@@ -69,6 +69,13 @@ type Mount struct {
 	Path string
 	// ReadOnly refuses writes below Path.
 	ReadOnly bool
+	// Within is the directory Path lies in and may not leave: the
+	// workspace root or the package directory. A sandboxing transport
+	// opens Path from Within one component at a time and refuses a
+	// symbolic link at any of them. Empty means no anchor is known; a
+	// transport anchors a Path inside the spec's PackageDir there, and
+	// takes any other as it stands.
+	Within string
 }
 
 // WorkspaceVar, at the start of a [Mount] path, stands for the session's
@@ -76,7 +83,7 @@ type Mount struct {
 const WorkspaceVar = "${workspace}"
 
 // ExpandMounts returns mounts with a leading [WorkspaceVar] replaced by
-// workspace. A mount of the workspace when there is none is dropped: a
+// workspace, and workspace as their Within. A mount of the workspace when there is none is dropped: a
 // sandboxed server never gets "/" by accident.
 func ExpandMounts(mounts []Mount, workspace string) []Mount {
 	var out []Mount
@@ -85,7 +92,7 @@ func ExpandMounts(mounts []Mount, workspace string) []Mount {
 			if workspace == "" {
 				continue
 			}
-			m.Path = workspace + rest
+			m.Path, m.Within = workspace+rest, workspace
 		}
 		out = append(out, m)
 	}

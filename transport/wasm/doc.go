@@ -35,7 +35,11 @@
 //     read-write. A mount resolves every path inside its directory with
 //     [os.Root], so neither "..", an absolute symbolic link nor one that
 //     climbs out (one the guest made itself included) reaches beyond it;
-//     a read-only mount refuses every change with EROFS.
+//     a read-only mount refuses every change with EROFS. The mounted
+//     directory itself is opened from its [Mount].Within (the workspace
+//     root or the package directory) one component at a time at every
+//     start, and a symbolic link on the way refuses the start with
+//     [ErrMountLink].
 //   - No network. No socket is preopened and wasip1 has no call that
 //     creates one: sock_accept on any descriptor fails with EBADF.
 //   - No host environment: the guest sees exactly the spec's Env.

@@ -32,6 +32,10 @@ var (
 	ErrInvalidEnv = errors.New("invalid environment variable")
 	// ErrInvalidMount means an entry of [Options].FS cannot be mounted.
 	ErrInvalidMount = errors.New("invalid mount")
+	// ErrMountLink means a mount's host path passes through a symbolic
+	// link below its Within directory (see [Mount]). It wraps
+	// [ErrInvalidMount].
+	ErrMountLink = fmt.Errorf("%w: symbolic link in the mount's path", ErrInvalidMount)
 	// ErrMemoryCap means the module's initial memory is already larger
 	// than the memory cap.
 	ErrMemoryCap = errors.New("module needs more memory than the cap allows")

@@ -28,6 +28,14 @@ type Mount struct {
 	// ReadOnly refuses every change through the mount: writes, creation,
 	// removal, renames, links and attribute changes fail with EROFS.
 	ReadOnly bool
+	// Within, when set, is the directory HostPath lies in and may not
+	// leave, such as the workspace root or the package directory. Start
+	// opens HostPath from Within one component at a time and refuses the
+	// mount if any component below Within is a symbolic link, so a link
+	// planted in the workspace (or made there by a guest with a writable
+	// mount) cannot carry the mount elsewhere. Empty means HostPath is
+	// opened as it stands, following links in it.
+	Within string
 }
 
 // checkMounts validates mounts and returns them with GuestPath filled in.
@@ -58,6 +66,12 @@ func checkMounts(mounts []Mount) ([]Mount, error) {
 		}
 		seen[g] = true
 		m.HostPath, m.GuestPath = filepath.Clean(m.HostPath), g
+		if m.Within != "" {
+			m.Within = filepath.Clean(m.Within)
+			if !filepath.IsAbs(m.Within) || !within(m.Within, m.HostPath) {
+				return nil, fmt.Errorf("%w: mount %s is not inside %s", ErrInvalidMount, m.HostPath, m.Within)
+			}
+		}
 		out = append(out, m)
 	}
 	return out, nil
@@ -83,11 +97,63 @@ type rootFS struct {
 
 // mountFS returns the file system for m; the caller closes the root.
 func mountFS(m Mount) (experimentalsys.FS, *os.Root, error) {
-	root, err := os.OpenRoot(m.HostPath)
+	root, err := openMount(m)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidMount, err)
+		return nil, nil, err
 	}
 	return &rootFS{root: root, readOnly: m.ReadOnly}, root, nil
+}
+
+// openMount opens m's host directory. Below m.Within it descends one
+// component at a time: each must be a directory, not a symbolic link, and
+// the directory opened must be the one that was looked at, so a link
+// swapped in between the look and the open is caught too.
+func openMount(m Mount) (*os.Root, error) {
+	if m.Within == "" {
+		root, err := os.OpenRoot(m.HostPath)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidMount, err)
+		}
+		return root, nil
+	}
+	root, err := os.OpenRoot(m.Within)
+	if err != nil {
+		return nil, fmt.Errorf("%w: mount %s: %v", ErrInvalidMount, m.HostPath, err)
+	}
+	rel, _ := filepath.Rel(m.Within, m.HostPath) // local: checked by checkMounts
+	if rel == "." {
+		return root, nil
+	}
+	at := m.Within
+	for c := range strings.SplitSeq(rel, string(filepath.Separator)) {
+		at = filepath.Join(at, c)
+		fi, err := root.Lstat(c)
+		if err != nil {
+			root.Close()
+			return nil, fmt.Errorf("%w: mount %s: %v", ErrInvalidMount, m.HostPath, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := root.Readlink(c)
+			root.Close()
+			return nil, fmt.Errorf("%w: mount %s: %s is a symbolic link (to %s); a mount below %s is opened without following links: replace the link with a real directory, or remove the mount from capabilityServer.fs in the manifest", ErrMountLink, m.HostPath, at, target, m.Within)
+		}
+		if !fi.IsDir() {
+			root.Close()
+			return nil, fmt.Errorf("%w: mount %s: %s is not a directory", ErrInvalidMount, m.HostPath, at)
+		}
+		next, err := root.OpenRoot(c)
+		root.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w: mount %s: %v", ErrInvalidMount, m.HostPath, err)
+		}
+		opened, err := next.Stat(".")
+		if err != nil || !os.SameFile(fi, opened) {
+			next.Close()
+			return nil, fmt.Errorf("%w: mount %s: %s changed while it was being opened; start the extension again", ErrMountLink, m.HostPath, at)
+		}
+		root = next
+	}
+	return root, nil
 }
 
 // name turns a guest path relative to the mount into a name for the root.

@@ -350,3 +350,130 @@ func TestSpinningGuest(t *testing.T) {
 		})
 	}
 }
+
+// linkedMountError checks that err refuses the mount for the link at
+// linkPath, naming both.
+func linkedMountError(t *testing.T, err error, mount, linkPath string) {
+	t.Helper()
+	if !errors.Is(err, wasm.ErrMountLink) || !errors.Is(err, wasm.ErrInvalidMount) {
+		t.Fatalf("Start = %v, want ErrMountLink", err)
+	}
+	for _, want := range []string{"mount " + mount, linkPath + " is a symbolic link"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestMountRootLinks checks that a mount's own host directory is opened
+// without following links below the workspace or package root: a link
+// planted as the mount, or as a directory on its way, is refused at start
+// with the mount and the link named, and the guest never sees the target.
+func TestMountRootLinks(t *testing.T) {
+	outside := t.TempDir() // stands in for /etc or /
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("host file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTransport(t, wasm.Options{})
+
+	t.Run("workspace", func(t *testing.T) {
+		ws := t.TempDir()
+		link := filepath.Join(ws, "docs")
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+		mounts := core.ExpandMounts([]core.Mount{{Path: core.WorkspaceVar + string(filepath.Separator) + "docs", ReadOnly: true}}, ws)
+		inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "docs", Command: guestWasm, Mounts: mounts})
+		if err == nil {
+			c := connect(t, inst, nil)
+			t.Fatalf("Start mounted %s through its link; the guest reads %q", link, c.mustCall("read", map[string]any{"path": filepath.Join(link, "secret")}))
+		}
+		linkedMountError(t, err, link, link)
+	})
+
+	t.Run("package", func(t *testing.T) {
+		pkg := t.TempDir()
+		link := filepath.Join(pkg, "data")
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+		// As packaging/hostgrant resolves ${package}/data.
+		spec := core.ServerSpec{Name: "pkg", Command: guestWasm, PackageDir: pkg, Mounts: []core.Mount{{Path: link, ReadOnly: true}}}
+		inst, err := tr.Start(context.Background(), spec)
+		if err == nil {
+			c := connect(t, inst, nil)
+			t.Fatalf("Start mounted %s through its link; the guest reads %q", link, c.mustCall("read", map[string]any{"path": filepath.Join(link, "secret")}))
+		}
+		linkedMountError(t, err, link, link)
+	})
+
+	t.Run("plain directory", func(t *testing.T) {
+		ws := t.TempDir()
+		docs := filepath.Join(ws, "a", "docs")
+		if err := os.MkdirAll(docs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(docs, "x"), []byte("in the workspace"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mounts := core.ExpandMounts([]core.Mount{{Path: core.WorkspaceVar + "/a/docs", ReadOnly: true}}, ws)
+		inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "plain", Command: guestWasm, Mounts: mounts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { inst.Kill() })
+		if out := connect(t, inst, nil).mustCall("read", map[string]any{"path": filepath.Join(docs, "x")}); out != "in the workspace" {
+			t.Errorf("read = %q", out)
+		}
+	})
+}
+
+// TestMountParentSwappedByGuest checks the route a guest alone can take: with
+// the workspace read-write and a mount below it, it renames the mount
+// point's parent away and puts a link to elsewhere in its place, then
+// exits. The next instance's mount must not follow that link.
+func TestMountParentSwappedByGuest(t *testing.T) {
+	base := t.TempDir()
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(ws, "a", "b"), filepath.Join(outside, "b")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "b", "secret"), []byte("host file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mounts := core.ExpandMounts([]core.Mount{
+		{Path: core.WorkspaceVar},
+		{Path: core.WorkspaceVar + "/a/b", ReadOnly: true},
+	}, ws)
+	spec := core.ServerSpec{Name: "swapper", Command: guestWasm, Mounts: mounts}
+	tr := newTransport(t, wasm.Options{})
+
+	inst, err := tr.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Kill() })
+	c := connect(t, inst, nil)
+	parent := filepath.Join(ws, "a")
+	if out := c.mustCall("rename", map[string]any{"from": parent, "to": filepath.Join(ws, "a-old")}); out != "ok" {
+		t.Fatalf("rename of the mount point's parent = %q", out)
+	}
+	if out := c.mustCall("symlink", map[string]any{"target": "../outside", "link": parent}); out != "ok" {
+		t.Fatalf("symlink in the writable workspace = %q", out)
+	}
+	if err := c.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(parent); err != nil || target != "../outside" {
+		t.Fatalf("the guest's link on the host: %q, %v", target, err)
+	}
+
+	next, err := tr.Start(context.Background(), spec)
+	if err == nil {
+		c := connect(t, next, nil)
+		t.Fatalf("the next instance mounted %s through the guest's link; it reads %q", filepath.Join(ws, "a", "b"), c.mustCall("read", map[string]any{"path": filepath.Join(ws, "a", "b", "secret")}))
+	}
+	linkedMountError(t, err, filepath.Join(ws, "a", "b"), parent)
+}

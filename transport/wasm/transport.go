@@ -128,7 +128,7 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 	// The spec's sandbox (from the approved manifest) adds to the
 	// transport's own: its mounts, and a memory cap that replaces the
 	// default.
-	fsGrant := append(slices.Clone(opts.FS), specMounts(spec.Mounts)...)
+	fsGrant := append(slices.Clone(opts.FS), specMounts(spec)...)
 	if spec.MaxMemoryMB > 0 {
 		opts.MaxMemoryMB = spec.MaxMemoryMB
 	}
@@ -481,11 +481,18 @@ func minMemory(cm wazero.CompiledModule) uint64 {
 
 // specMounts turns the spec's mounts into the transport's: each at the same
 // path in the guest as on the host, so a workspace root the server gets in
-// initialize is the one it can open.
-func specMounts(ms []core.Mount) []Mount {
-	out := make([]Mount, 0, len(ms))
-	for _, m := range ms {
-		out = append(out, Mount{HostPath: m.Path, ReadOnly: m.ReadOnly})
+// initialize is the one it can open. A mount keeps its Within (the
+// workspace root); one without it that lies in the package directory is
+// anchored there, so no link in the package carries it elsewhere.
+func specMounts(spec core.ServerSpec) []Mount {
+	out := make([]Mount, 0, len(spec.Mounts))
+	for _, m := range spec.Mounts {
+		anchor := m.Within
+		if anchor == "" && spec.PackageDir != "" && filepath.IsAbs(m.Path) && filepath.IsAbs(spec.PackageDir) &&
+			within(filepath.Clean(spec.PackageDir), filepath.Clean(m.Path)) {
+			anchor = spec.PackageDir
+		}
+		out = append(out, Mount{HostPath: m.Path, ReadOnly: m.ReadOnly, Within: anchor})
 	}
 	return out
 }

@@ -11,6 +11,7 @@
 //   - read {path}: the file's contents, or the error;
 //   - write {path, data}: "ok", or the error;
 //   - symlink {target, link}: "ok", or the error;
+//   - rename {from, to}: "ok", or the error;
 //   - list {path}: the names in a directory, or the error;
 //   - dial {addr}: tries a TCP connection and a socket preopened as fd 3;
 //   - spin: sends the update "spinning", then loops forever without
@@ -106,6 +107,12 @@ func main() {
 	})
 	tool("symlink", func(_ context.Context, _ *sdk.ToolCall, a map[string]any) (string, error) {
 		if err := os.Symlink(str(a, "target"), str(a, "link")); err != nil {
+			return describe(err), nil
+		}
+		return "ok", nil
+	})
+	tool("rename", func(_ context.Context, _ *sdk.ToolCall, a map[string]any) (string, error) {
+		if err := os.Rename(str(a, "from"), str(a, "to")); err != nil {
 			return describe(err), nil
 		}
 		return "ok", nil
