@@ -83,8 +83,8 @@ type Mount struct {
 const WorkspaceVar = "${workspace}"
 
 // ExpandMounts returns mounts with a leading [WorkspaceVar] replaced by
-// workspace, and workspace as their Within. A mount of the workspace when there is none is dropped: a
-// sandboxed server never gets "/" by accident.
+// workspace, and workspace as their Within. A mount of the workspace when
+// there is none is dropped: a sandboxed server never gets "/" by accident.
 func ExpandMounts(mounts []Mount, workspace string) []Mount {
 	var out []Mount
 	for _, m := range mounts {

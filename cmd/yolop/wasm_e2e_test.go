@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,14 +15,15 @@ var (
 	echoWASMErr  error
 )
 
-// wasmEchoPackage writes the echo example as a WASM package: its manifest
-// with capabilityServer {"transport":"wasm","module":"echo.wasm"}, and the
-// example's server built with GOOS=wasip1 GOARCH=wasm (once per test run).
+// wasmEchoPackage writes the shipped WASM example,
+// transport/wasm/examples/echo, as its README builds it: its manifest
+// (capabilityServer {"transport":"wasm","module":"echo.wasm"}) and its
+// server built with GOOS=wasip1 GOARCH=wasm (once per test run).
 func wasmEchoPackage(t *testing.T) string {
 	t.Helper()
 	echoWASMOnce.Do(func() {
 		out := filepath.Join(os.TempDir(), "yolop-test-echo-"+strings.ReplaceAll(t.Name(), "/", "_")+".wasm")
-		cmd := exec.Command("go", "build", "-o", out, "yolop.dev/core/examples/echo")
+		cmd := exec.Command("go", "build", "-o", out, "yolop.dev/transport/wasm/examples/echo")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			echoWASMErr = err
@@ -37,25 +37,27 @@ func wasmEchoPackage(t *testing.T) string {
 		t.Fatalf("building the echo example for wasip1: %v\n%s", echoWASMErr, echoWASM)
 	}
 	dir := t.TempDir()
-	var m map[string]any
-	if err := json.Unmarshal(fileBytes(t, "demo/plugin.json"), &m); err != nil {
-		t.Fatal(err)
-	}
-	m["yolop"].(map[string]any)["capabilityServer"] = map[string]any{"transport": "wasm", "module": "echo.wasm"}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	os.WriteFile(filepath.Join(dir, "plugin.json"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, "plugin.json"), fileBytes(t, "../../transport/wasm/examples/echo/plugin.json"), 0o644)
 	os.WriteFile(filepath.Join(dir, "echo.wasm"), echoWASM, 0o644)
 	return dir
 }
 
-// The echo example as a WASM package, through every front door: install
-// from a path (the summary says it is sandboxed), a session (tools,
-// streaming, the hook, the prompt, a command), doctor graded green, list;
-// then packed, published, served on loopback and installed by name.
+// The WASM example package through every front door: doctor graded green
+// in place, install from a path (the summary says it is sandboxed), a
+// session (tools, streaming, the hook, the prompt, a command), doctor of
+// the installed package, list; then packed, published, served on
+// loopback and installed by name. The compile of doctor in place is
+// persisted and reused by the rest.
 func TestWASMPackageEndToEnd(t *testing.T) {
 	cfg := isolate(t)
 	pkg := wasmEchoPackage(t)
-	out, errOut := mustRun(t, "", "ext", "install", pkg, "--yes")
+	out, errOut, code := cli(t, "", "ext", "doctor", pkg)
+	if code != 0 || strings.Contains(out, "FAIL") {
+		t.Fatalf("doctor of the WASM example in place: exit %d\n%s\n%s", code, out, errOut)
+	}
+	mustContain(t, "doctor in place", out, "PASS", "cancel", "shutdown")
+
+	out, errOut = mustRun(t, "", "ext", "install", pkg, "--yes")
 	mustContain(t, "install", out, `Server: WASM module "echo.wasm" (sandboxed: no network, no filesystem unless granted)`, "memory cap: 256 MiB")
 	_ = errOut
 	mustRun(t, "", "ext", "enable", "echo")
@@ -77,7 +79,7 @@ func TestWASMPackageEndToEnd(t *testing.T) {
 		t.Errorf("no persisted compile cache under the config dir: %v", err)
 	}
 
-	out, errOut, code := cli(t, "", "ext", "doctor", "echo")
+	out, errOut, code = cli(t, "", "ext", "doctor", "echo")
 	if code != 0 || strings.Contains(out, "FAIL") {
 		t.Fatalf("doctor of the WASM package: exit %d\n%s\n%s", code, out, errOut)
 	}
