@@ -162,6 +162,10 @@ type Client struct {
 	latency  time.Duration     // from a change to the first publish after it
 	lastProg time.Time         // last work-done progress begin or end
 	progEnds int               // work-done progress reports that ended
+	// status is set once the server sent experimental/serverStatus
+	// (rust-analyzer); quiescent is its last word on whether it has
+	// finished loading.
+	status, quiescent bool
 }
 
 // Start speaks to a server over r and w: it runs the initialize handshake
@@ -233,6 +237,9 @@ func (c *Client) initialize(ctx context.Context) error {
 		"capabilities": map[string]any{
 			"general": map[string]any{"positionEncodings": encs},
 			"window":  map[string]any{"workDoneProgress": true},
+			// rust-analyzer reports its load in several progress reports
+			// with gaps between them; this status says when all are done.
+			"experimental": map[string]any{"serverStatusNotification": true},
 			"workspace": map[string]any{
 				"configuration":    true,
 				"workspaceFolders": true,
@@ -367,6 +374,17 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		var p protocol.ProgressParams
 		if err := json.Unmarshal(req.Params, &p); err == nil {
 			c.trackProgress(p)
+		}
+		return nil, nil
+	case "experimental/serverStatus":
+		var p struct {
+			Quiescent bool `json:"quiescent"`
+		}
+		if err := json.Unmarshal(req.Params, &p); err == nil {
+			c.mu.Lock()
+			c.status, c.quiescent = true, p.Quiescent
+			c.notifyLocked()
+			c.mu.Unlock()
 		}
 		return nil, nil
 	case "window/logMessage", "window/showMessage":
@@ -612,12 +630,26 @@ func (c *Client) WaitSynced(ctx context.Context, limit time.Duration) (bool, err
 // only once the first document is open, and answer poorly until it ends.
 // The server is taken as ready when no progress is in flight and either a
 // progress report has ended or nothing (progress or document change)
-// happened for settle. It reports whether the server became ready.
+// happened for settle. A server that sends experimental/serverStatus
+// (rust-analyzer, whose load is several progress reports in a row) is
+// ready when that status says quiescent. It reports whether the server
+// became ready.
 func (c *Client) WaitReady(ctx context.Context, settle, limit time.Duration) (bool, error) {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
+		if c.status {
+			quiescent, ch := c.quiescent, c.changed
+			c.mu.Unlock()
+			if quiescent {
+				return true, nil
+			}
+			if timedOut, err := c.await(ctx, ch, nil, deadline.C); timedOut || err != nil {
+				return false, err
+			}
+			continue
+		}
 		busy := len(c.progress) > 0
 		loaded := c.progEnds > 0
 		last := c.lastProg
