@@ -12,6 +12,7 @@ require (
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/pelletier/go-toml/v2 v2.4.3
 	go.uber.org/goleak v1.3.0
+	golang.org/x/tools v0.52.0
 	yolop.dev/core v0.0.0
 	yolop.dev/doctor v0.0.0
 	yolop.dev/internal v0.0.0
