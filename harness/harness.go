@@ -23,7 +23,6 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -91,7 +90,6 @@ type Harness struct {
 	resolver *config.Resolver
 	scrub    *config.Scrubber
 	mgr      *manager.Manager
-	args     packaging.ArgsValidator
 	crate    fetch.Crate
 	// live is the running session, if any, so a secret saved through
 	// set_extension_secret reaches its extension at once.
@@ -529,7 +527,7 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		SessionID:     id,
 		WorkspaceRoot: ws,
 		ToolTimeout:   toolTimeout,
-		CheckArgs:     h.CheckArgs,
+		CompileArgs:   packaging.CompileArgs,
 		Extension:     host.ExtensionOptions{Scrub: h.scrub.Scrub},
 	})
 	h.live.Store(s.Session)
@@ -553,15 +551,6 @@ func (h *Harness) OpenSession(ctx context.Context, o SessionOptions, dirs []stri
 	s, warns := h.NewSession(ctx, o)
 	s.inPlace = inPlace
 	return s, append(warnings, warns...), nil
-}
-
-// CheckArgs validates a tool call's arguments against the tool's approved
-// input_schema (see [packaging.ArgsValidator]): a missing required field or
-// a misspelt one is an error naming it, before hooks or the server see the
-// call. Every front-end's session uses it; a tool with no schema takes any
-// object.
-func (h *Harness) CheckArgs(def host.ToolDef, args json.RawMessage) error {
-	return h.args.Validate(def.InputSchema, args)
 }
 
 // watchConfig applies changes to settings.toml and connections.toml to

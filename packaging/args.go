@@ -2,59 +2,75 @@ package packaging
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// An ArgsValidator checks tool-call arguments against a tool's approved
-// input_schema before they leave the host, compiling each schema once. Its
-// zero value is ready; it is safe for concurrent use.
+// An ArgsSchema is a tool's approved input_schema compiled to check the
+// arguments of its calls before they leave the host. Compile it once per
+// approved tool with [CompileArgsSchema]; it is safe for concurrent use.
 //
 // Beyond the schema itself it is strict about names: when the schema lists
 // properties and does not say "additionalProperties", an argument it does
 // not list is an error naming it and the closest listed one (a misspelt
 // optional field would otherwise be ignored by the server without a word).
-type ArgsValidator struct {
-	mu    sync.Mutex
-	cache map[[32]byte]*argsSchema
+type ArgsSchema struct {
+	sch   *jsonschema.Schema // nil: no schema, any object
+	props []string           // declared top-level properties, sorted
+	open  bool               // additionalProperties is stated: names are not checked
 }
 
-type argsSchema struct {
-	sch   *jsonschema.Schema
-	props []string // declared top-level properties, sorted
-	open  bool     // additionalProperties is stated: names are not checked
-	err   error    // the schema does not compile
-}
-
-// Validate checks args against schema. A tool with no schema takes any
-// object. The error names each failing field and rule; it never quotes
-// more than the field's name.
-func (v *ArgsValidator) Validate(schema, args json.RawMessage) error {
-	var obj any
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil {
-		return fmt.Errorf("not valid JSON: %v", err)
-	}
-	if _, ok := obj.(map[string]any); !ok {
-		return fmt.Errorf("want a JSON object, got %s", jsonKind(obj))
-	}
+// CompileArgsSchema compiles a tool's input_schema. An empty schema (a
+// tool that declares none) takes any object. The error says why the
+// schema is no valid JSON Schema.
+func CompileArgsSchema(schema json.RawMessage) (*ArgsSchema, error) {
+	s := &ArgsSchema{}
 	if len(bytes.TrimSpace(schema)) == 0 {
-		return nil
+		return s, nil
 	}
-	s := v.compiled(schema)
-	if s.err != nil {
-		return s.err
+	sch, err := compileToolSchema(schema)
+	if err != nil {
+		return nil, err
 	}
+	var top struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	}
+	_ = json.Unmarshal(schema, &top)
+	s.sch = sch
+	s.props = slices.Sorted(maps.Keys(top.Properties))
+	s.open = top.AdditionalProperties != nil
+	return s, nil
+}
+
+// CompileArgs is [CompileArgsSchema] in the shape of
+// host.SessionOptions.CompileArgs.
+func CompileArgs(schema json.RawMessage) (func(args json.RawMessage) error, error) {
+	s, err := CompileArgsSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return s.Validate, nil
+}
+
+// Validate checks args, decoding them once. The error names each failing
+// field and rule; it never quotes more than the field's name.
+func (s *ArgsSchema) Validate(args json.RawMessage) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return fmt.Errorf("not valid JSON: %v", err)
+	}
+	obj, ok := inst.(map[string]any)
+	if !ok {
+		return fmt.Errorf("want a JSON object, got %s", jsonKind(inst))
+	}
+	if s.sch == nil {
+		return nil
 	}
 	var problems []string
 	if err := s.sch.Validate(inst); err != nil {
@@ -65,7 +81,7 @@ func (v *ArgsValidator) Validate(schema, args json.RawMessage) error {
 		}
 	}
 	if !s.open && len(s.props) > 0 {
-		for _, k := range slices.Sorted(mapKeys(obj.(map[string]any))) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if _, known := slices.BinarySearch(s.props, k); known {
 				continue
 			}
@@ -82,31 +98,6 @@ func (v *ArgsValidator) Validate(schema, args json.RawMessage) error {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
 	}
 	return nil
-}
-
-func (v *ArgsValidator) compiled(schema json.RawMessage) *argsSchema {
-	key := sha256.Sum256(schema)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if s, ok := v.cache[key]; ok {
-		return s
-	}
-	if v.cache == nil {
-		v.cache = map[[32]byte]*argsSchema{}
-	}
-	s := &argsSchema{}
-	s.sch, s.err = compileToolSchema(schema)
-	if s.err == nil {
-		var top struct {
-			Properties           map[string]json.RawMessage `json:"properties"`
-			AdditionalProperties json.RawMessage            `json:"additionalProperties"`
-		}
-		_ = json.Unmarshal(schema, &top)
-		s.props = slices.Sorted(mapKeys(top.Properties))
-		s.open = top.AdditionalProperties != nil
-	}
-	v.cache[key] = s
-	return s
 }
 
 // compileToolSchema compiles a tool's input_schema (no loader: a schema
@@ -126,16 +117,6 @@ func compileToolSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("the tool's input_schema is not a valid JSON Schema: %v", err)
 	}
 	return sch, nil
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // closest returns the name in names within edit distance 2 of s, or

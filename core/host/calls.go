@@ -58,14 +58,10 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 			onUpdate(u)
 		}
 	}
-	args := call.Args
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
 	var id yep.ID
 	co.OnID = func(i yep.ID) { id = i }
 	err = p.conn.CallWith(ctx, yep.MethodToolCall, yep.ToolCallParams{
-		ToolCallID: call.ID, Name: call.Name, Args: args, SessionID: e.opts.SessionID, TraceParent: call.TraceParent,
+		ToolCallID: call.ID, Name: call.Name, Args: call.Args, SessionID: e.opts.SessionID, TraceParent: call.TraceParent,
 	}, &res, co)
 	if err != nil {
 		if errors.As(err, new(*jsonrpc.CancelledError)) {

@@ -63,6 +63,8 @@ type ToolCall struct {
 	// Name is the capability's own tool name (not the session's qualified
 	// name).
 	Name string
+	// Args are the checked arguments, a JSON object; [Session.CallTool]
+	// makes absent arguments {}.
 	Args json.RawMessage
 	// TraceParent is the W3C traceparent of the host's span for the call;
 	// an extension sends it with tool/call. Empty means none.

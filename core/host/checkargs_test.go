@@ -37,8 +37,13 @@ func (c *argsCap) FireHook(context.Context, HookGrant, yep.HookFireParams) (yep.
 	return yep.HookFireResult{Decision: yep.DecisionMutate, Args: c.mutateTo}, nil
 }
 
-// needName is a CheckArgs that wants a "name" member.
-func needName(def ToolDef, args json.RawMessage) error {
+// compileNeedName is a CompileArgs whose check is needName.
+func compileNeedName(json.RawMessage) (func(json.RawMessage) error, error) {
+	return needName, nil
+}
+
+// needName is an argument check that wants a "name" member.
+func needName(args json.RawMessage) error {
 	var m map[string]any
 	if err := json.Unmarshal(args, &m); err != nil {
 		return err
@@ -54,7 +59,7 @@ func needName(def ToolDef, args json.RawMessage) error {
 // checked too.
 func TestCheckArgsBeforeAnythingRuns(t *testing.T) {
 	c := &argsCap{mutateTo: json.RawMessage(`{"nom":"x"}`)}
-	s := NewSession(SessionOptions{Builtins: []Capability{c}, CheckArgs: needName})
+	s := NewSession(SessionOptions{Builtins: []Capability{c}, CompileArgs: compileNeedName})
 	defer s.Close()
 	ctx := context.Background()
 	_, err := s.CallTool(ctx, "greet", "c1", json.RawMessage(`{"nme":"x"}`), nil)

@@ -57,13 +57,17 @@ type SessionOptions struct {
 	// expires the server is sent cancel and the call fails with a
 	// *[ToolTimeoutError].
 	ToolTimeout time.Duration
-	// CheckArgs, if set, validates a tool call's arguments against the
-	// tool's definition (its approved input_schema) before anything sees
-	// them — hooks or the server — and again after a pre_tool_use hook
-	// rewrote them. An error fails the call with [ErrInvalidArgs] and the
-	// server is never called. Nil passes any arguments (core depends on no
-	// JSON Schema validator; the harness supplies one).
-	CheckArgs func(def ToolDef, args json.RawMessage) error
+	// CompileArgs, if set, compiles a tool's approved input_schema (nil
+	// when it has none) into the check of its call arguments. The check
+	// runs before anything sees the arguments — hooks or the server — and
+	// again after a pre_tool_use hook rewrote them. Its error, or
+	// CompileArgs's own (a schema that does not compile), fails the call
+	// with [ErrInvalidArgs] and the server is never called. Each schema is
+	// compiled once, on its tool's first call, and kept while the tool's
+	// definition is unchanged: an extension's tools once per approved
+	// grant. Nil passes any arguments (core depends on no JSON Schema
+	// validator; the harness supplies one).
+	CompileArgs func(schema json.RawMessage) (check func(args json.RawMessage) error, err error)
 	// Extension is the template for every extension's options; Transport,
 	// Logger, sinks, session id and workspace are filled in.
 	Extension ExtensionOptions
@@ -82,6 +86,7 @@ type Session struct {
 	pending  []activation
 	tools    map[string]*toolEntry
 	toolList []*toolEntry
+	checks   map[string]*argsCheck // by capability and tool; see argsChecks
 	warnings []string
 	turn     int
 	span     turnSpan // the turn in progress; zero between turns
@@ -98,6 +103,7 @@ type toolEntry struct {
 	cap      Capability
 	def      ToolDef
 	deferred bool
+	args     *argsCheck
 }
 
 // ToolInfo describes one tool of the session.
@@ -263,6 +269,7 @@ func (s *Session) rebuild() {
 	if anyDeferred && s.tools[toolSearchName] == nil {
 		s.addTool(&toolEntry{name: toolSearchName, cap: toolSearch{s}, def: toolSearchDef})
 	}
+	s.argsChecks()
 }
 
 func (s *Session) addTool(t *toolEntry) {
@@ -308,7 +315,9 @@ func (s *Session) Extension(name string) (*Extension, bool) {
 // CallTool runs one tool by its session name: pre_tool_use hooks in harness
 // order (any block wins; mutate replaces the arguments), the call itself
 // with streamed updates, then post_tool_use hooks (mutate replaces the
-// result). The call itself is bounded by its tool timeout (see
+// result). Absent arguments (nil or empty) are {}. The arguments
+// are checked once (see [SessionOptions.CompileArgs]), and once more when a
+// hook replaced them; hooks, trace events and the server get those bytes. The call itself is bounded by its tool timeout (see
 // [SessionOptions.ToolTimeout]), hooks by their own timeouts, and all of
 // it by ctx.
 //
@@ -429,17 +438,6 @@ func toolStatus(res yep.ToolResult, err error) string {
 	return "error"
 }
 
-// checkArgs runs SessionOptions.CheckArgs, if any, on a call's arguments.
-func (s *Session) checkArgs(t *toolEntry, args json.RawMessage) error {
-	if s.opts.CheckArgs == nil {
-		return nil
-	}
-	if err := s.opts.CheckArgs(t.def, args); err != nil {
-		return newError(ErrInvalidArgs, err, "arguments of tool %q: %v", t.name, err)
-	}
-	return nil
-}
-
 // hookTarget is one subscription to fire.
 type hookTarget struct {
 	cap Capability
@@ -465,8 +463,11 @@ func (s *Session) subscriptions(event, tool string) []hookTarget {
 }
 
 func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, tool toolSpan, turn int) (json.RawMessage, error) {
+	var payload json.RawMessage // encoded once per version of the arguments
 	for _, h := range s.subscriptions(yep.HookPreToolUse, t.name) {
-		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args})
+		if payload == nil {
+			payload = mustJSON(yep.HookPayload{ToolCallID: callID, Args: args})
+		}
 		res, err := s.fireHook(ctx, h, tool, turn, yep.HookFireParams{Event: yep.HookPreToolUse, ToolName: t.name, Payload: payload, TraceParent: tool.parent})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -488,7 +489,7 @@ func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args
 			return nil, &HookBlockedError{Capability: h.cap.Name(), Tool: t.name, Reason: reason}
 		case yep.DecisionMutate:
 			if len(res.Args) > 0 {
-				args = res.Args
+				args, payload = res.Args, nil
 			}
 		}
 	}

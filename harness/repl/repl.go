@@ -263,10 +263,8 @@ func (r *REPL) call(ctx context.Context, rest string) {
 		r.Fail(errors.New("usage: /call <tool> [json-args]"))
 		return
 	}
-	if args == "" {
-		args = "{}"
-	}
-	if !json.Valid([]byte(args)) {
+	// No arguments are {}: the session says so, for every front-end.
+	if args != "" && !json.Valid([]byte(args)) {
 		r.Fail(fmt.Errorf("arguments for %s are not valid JSON: %s", name, args))
 		return
 	}
