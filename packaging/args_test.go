@@ -50,3 +50,19 @@ func TestArgsSchema(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkArgsSchemaValidate is the argument check of one tool call, its
+// schema compiled beforehand as a session compiles it once per tool.
+func BenchmarkArgsSchemaValidate(b *testing.B) {
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"integer","maximum":100000}},"required":["text"]}`)
+	args := json.RawMessage(`{"text":"hello","n":3}`)
+	s, err := CompileArgsSchema(schema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := s.Validate(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
