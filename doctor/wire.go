@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"yolop.dev/core"
+	"yolop.dev/core/tap"
 	"yolop.dev/core/yep"
 )
 
@@ -75,7 +76,7 @@ type problem struct {
 }
 
 // A wire is a [core.Transport] that interposes on every instance it
-// starts: it sees each line in both directions, validates it against the
+// starts: through [tap.Wrap] it sees each line in both directions, validates it against the
 // YEP schema, and can hold back what the server sends (to make the server
 // look slow) or drop it (to make it look dead), without changing the host
 // code that talks to it.
@@ -101,11 +102,12 @@ func (w *wire) Start(ctx context.Context, spec core.ServerSpec) (core.Instance, 
 		return nil, err
 	}
 	w.mu.Lock()
-	t := &tapInstance{Instance: inst, w: w, n: len(w.insts), pending: [2]map[string]string{{}, {}}}
+	t := &tapInstance{w: w, n: len(w.insts), pending: [2]map[string]string{{}, {}}}
 	w.insts = append(w.insts, t)
 	w.mu.Unlock()
-	t.out = &tapReader{t: t, r: inst.Stdout(), release: make(chan struct{})}
-	t.in = &tapWriter{t: t, w: inst.Stdin()}
+	t.out = &holdReader{r: inst.Stdout(), release: make(chan struct{})}
+	held := &heldInstance{Instance: inst, out: t.out, in: &closeTimer{WriteCloser: inst.Stdin(), t: t}}
+	t.Instance = tap.Wrap(held, t.n, spec.Name, func(l tap.Line) { w.line(t, l) })
 	return t, nil
 }
 
@@ -206,11 +208,16 @@ func (w *wire) problemList() []problem {
 
 // observe classifies and validates one line.
 func (w *wire) observe(t *tapInstance, dir direction, line []byte) {
+	w.observeAt(t, dir, time.Now(), line)
+}
+
+// observeAt classifies and validates one line seen at at.
+func (w *wire) observeAt(t *tapInstance, dir direction, at time.Time, line []byte) {
 	line = bytes.TrimRight(line, "\r")
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
-	m := &wireMsg{conn: t.n, dir: dir, at: time.Now(), raw: bytes.Clone(line)}
+	m := &wireMsg{conn: t.n, dir: dir, at: at, raw: bytes.Clone(line)}
 	var probs []problem
 	bad := func(what, format string, args ...any) {
 		probs = append(probs, problem{dir: dir, what: what, detail: fmt.Sprintf(format, args...), line: excerpt(line)})
@@ -368,21 +375,19 @@ func excerpt(b []byte) string {
 	return string(b[:max]) + fmt.Sprintf("… (%d bytes)", len(b))
 }
 
-// A tapInstance is a [core.Instance] whose streams pass through the wire.
+// A tapInstance is a [core.Instance] whose streams pass through the wire:
+// a [tap.Wrap] of the server's instance, whose stdout first passes through
+// a holdReader the doctor controls.
 type tapInstance struct {
 	core.Instance
 	w   *wire
 	n   int
-	out *tapReader
-	in  *tapWriter
+	out *holdReader
 	// pending maps request ids to methods, per direction of the request.
 	pending [2]map[string]string // guarded by w.mu
 
 	stdinClosed time.Time // guarded by w.mu
 }
-
-func (t *tapInstance) Stdout() io.Reader     { return t.out }
-func (t *tapInstance) Stdin() io.WriteCloser { return t.in }
 
 // stdinClosedAt says when the host closed the server's stdin.
 func (t *tapInstance) stdinClosedAt() time.Time {
@@ -391,16 +396,59 @@ func (t *tapInstance) stdinClosedAt() time.Time {
 	return t.stdinClosed
 }
 
+// line observes one line the tap saw.
+func (w *wire) line(t *tapInstance, l tap.Line) {
+	dir := toServer
+	if l.Dir == tap.ToHost {
+		dir = toHost
+	}
+	if l.Oversize {
+		if dir == toHost {
+			w.record(&wireMsg{conn: t.n, dir: toHost, at: l.At}, []problem{{dir: toHost, what: "stdout",
+				detail: fmt.Sprintf("a line longer than %d bytes: the host skips it (put large payloads in files and send the path)", maxObservedLine)}})
+		}
+		return
+	}
+	w.observeAt(t, dir, l.At, l.Data)
+}
+
 // maxObservedLine is the longest line the tap buffers to validate: the
 // host's own message limit (16 MiB, default_max_message_bytes in
 // meta.json).
-const maxObservedLine = 16 << 20
+const maxObservedLine = tap.MaxLine
 
-// A tapReader passes the server's stdout through, one line at a time. It
-// can hold lines back (the host sees a slow server) or drain everything
-// still unread (the host sees a server that died without answering).
-type tapReader struct {
+// A heldInstance is the server's instance with its stdout behind a
+// holdReader and its stdin's closing timed.
+type heldInstance struct {
+	core.Instance
+	out *holdReader
+	in  *closeTimer
+}
+
+func (h *heldInstance) Stdout() io.Reader     { return h.out }
+func (h *heldInstance) Stdin() io.WriteCloser { return h.in }
+
+// A closeTimer notes when the host closes the server's stdin.
+type closeTimer struct {
+	io.WriteCloser
 	t *tapInstance
+}
+
+func (c *closeTimer) Close() error {
+	c.t.w.mu.Lock()
+	if c.t.stdinClosed.IsZero() {
+		c.t.stdinClosed = time.Now()
+	}
+	c.t.w.mu.Unlock()
+	return c.WriteCloser.Close()
+}
+
+// A holdReader passes the server's stdout through, whole lines at a time.
+// It can hold lines back (the host sees a slow server) or drain everything
+// still unread (the host sees a server that died without answering). The
+// tap reads from it, so a held line is observed only once the hold ends
+// with resume, and a dropped one never.
+type holdReader struct {
 	r io.Reader
 
 	mu      sync.Mutex
@@ -409,18 +457,12 @@ type tapReader struct {
 	release chan struct{} // closed when a hold ends
 	out     []byte        // whole lines ready for the host
 	partial []byte
-	// heldLines were read during a hold: they count as delivered (and are
-	// observed) only when the hold ends with resume, never after drop.
-	heldLines [][]byte
-	// oversize is set while the rest of a line too long to observe
-	// passes through.
-	oversize bool
-	err      error
-	buf      [32 << 10]byte
+	err     error
+	buf     [32 << 10]byte
 }
 
 // hold makes the host see nothing from the server until resume or drop.
-func (r *tapReader) hold() {
+func (r *holdReader) hold() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.held {
@@ -430,37 +472,31 @@ func (r *tapReader) hold() {
 }
 
 // resume delivers what was held and lets later lines through.
-func (r *tapReader) resume() {
+func (r *holdReader) resume() {
 	r.mu.Lock()
-	lines := r.heldLines
-	r.heldLines = nil
+	defer r.mu.Unlock()
 	if r.held {
 		r.held = false
 		close(r.release)
-	}
-	r.mu.Unlock()
-	for _, l := range lines {
-		r.t.w.observe(r.t, toHost, bytes.TrimSuffix(l, []byte("\n")))
 	}
 }
 
 // drop discards whatever the server wrote and has not been delivered, up
 // to the end of its output: the host sees the stream end as if the server
 // had died before writing it.
-func (r *tapReader) drop() {
+func (r *holdReader) drop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.drain = true
 	r.out = nil
 	r.partial = nil
-	r.heldLines = nil
 	if r.held {
 		r.held = false
 		close(r.release)
 	}
 }
 
-func (r *tapReader) Read(p []byte) (int, error) {
+func (r *holdReader) Read(p []byte) (int, error) {
 	for {
 		r.mu.Lock()
 		switch {
@@ -486,98 +522,22 @@ func (r *tapReader) Read(p []byte) (int, error) {
 		r.mu.Unlock()
 
 		n, err := r.r.Read(r.buf[:])
-		var deliver []byte
-		var lines [][]byte
-		tooLarge := false
 		r.mu.Lock()
-		p := append(r.partial, r.buf[:n]...)
-		for {
-			i := bytes.IndexByte(p, '\n')
-			if i < 0 {
-				break
+		if !r.drain {
+			b := append(r.partial, r.buf[:n]...)
+			i := bytes.LastIndexByte(b, '\n') + 1
+			switch {
+			case err != nil:
+				i = len(b)
+				r.err = err
+			case len(b)-i > maxObservedLine:
+				// Pass a line too long to observe through for the host to
+				// refuse, but do not buffer it.
+				i = len(b)
 			}
-			line := p[:i+1]
-			p = p[i+1:]
-			deliver = append(deliver, line...)
-			if r.oversize {
-				r.oversize = false // the tail of a line too long to observe
-				continue
-			}
-			lines = append(lines, line)
-		}
-		if err != nil {
-			if len(p) > 0 {
-				deliver = append(deliver, p...)
-				if !r.oversize {
-					lines = append(lines, p)
-				}
-				p = nil
-			}
-			r.err = err
-		}
-		if len(p) > maxObservedLine {
-			// Pass it through for the host to refuse, but do not buffer it.
-			deliver = append(deliver, p...)
-			p = nil
-			tooLarge = !r.oversize
-			r.oversize = true
-		}
-		if len(deliver) > 0 {
-			p = bytes.Clone(p) // let the delivered lines' buffer go
-		}
-		r.partial = p
-		switch {
-		case r.drain:
-			lines, tooLarge = nil, false
-		case r.held:
-			r.out = append(r.out, deliver...)
-			r.heldLines = append(r.heldLines, lines...)
-			lines = nil
-		default:
-			r.out = append(r.out, deliver...)
+			r.out = append(r.out, b[:i]...)
+			r.partial = bytes.Clone(b[i:])
 		}
 		r.mu.Unlock()
-		if tooLarge {
-			r.t.w.record(&wireMsg{conn: r.t.n, dir: toHost, at: time.Now()}, []problem{{dir: toHost, what: "stdout",
-				detail: fmt.Sprintf("a line longer than %d bytes: the host skips it (put large payloads in files and send the path)", maxObservedLine)}})
-		}
-		for _, l := range lines {
-			r.t.w.observe(r.t, toHost, bytes.TrimSuffix(l, []byte("\n")))
-		}
 	}
-}
-
-// A tapWriter passes the host's messages to the server's stdin and
-// observes each whole line written.
-type tapWriter struct {
-	t       *tapInstance
-	w       io.WriteCloser
-	partial []byte // only the connection's single writer touches it
-}
-
-func (w *tapWriter) Write(b []byte) (int, error) {
-	// Observe before writing: the server may answer before Write returns,
-	// and its answer must find the request already recorded.
-	w.partial = append(w.partial, b...)
-	for {
-		i := bytes.IndexByte(w.partial, '\n')
-		if i < 0 {
-			break
-		}
-		w.t.w.observe(w.t, toServer, w.partial[:i])
-		w.partial = w.partial[i+1:]
-	}
-	if len(w.partial) == 0 {
-		w.partial = nil
-	}
-	return w.w.Write(b)
-}
-
-func (w *tapWriter) Close() error {
-	w.t.w.mu.Lock()
-	if w.t.stdinClosed.IsZero() {
-		w.t.stdinClosed = time.Now()
-	}
-	w.t.w.mu.Unlock()
-	return w.w.Close()
 }
