@@ -420,6 +420,9 @@ type SessionOptions struct {
 	// session's installed extensions, and OnConfigChange hears about each
 	// extension whose config changed or could not be applied.
 	OnConfigChange func(ext string, restarted bool, err error)
+	// Record, if set, is a file the session's YEP dialogues are written to
+	// as txtar when it closes (see yolop.dev/harness/record).
+	Record string
 }
 
 // A Session is a [host.Session] assembled by a [Harness]. Close it.
@@ -428,6 +431,7 @@ type Session struct {
 	h         *Harness
 	stopWatch func()
 	inPlace   []host.Grant
+	rec       *recording
 }
 
 // InPlace returns the grants of the packages [Harness.OpenSession] loaded
@@ -472,6 +476,7 @@ func (s *Session) Close() {
 	s.stopWatch()
 	s.h.live.CompareAndSwap(s.Session, nil)
 	s.Session.Close()
+	s.saveRecording()
 }
 
 // NewSession assembles a session: the built-ins, then o.Extra, then every
@@ -520,7 +525,7 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		Builtins:      builtins,
 		Grants:        grants,
 		Contributed:   o.Contributed,
-		Transport:     h.Transport(),
+		Transport:     s.recordTransport(o.Record, h.Transport(), &warnings),
 		Logger:        h.log,
 		Ask:           o.Ask,
 		Status:        o.Status,
