@@ -16,6 +16,7 @@ require (
 	yolop.dev/core v0.0.0
 	yolop.dev/doctor v0.0.0
 	yolop.dev/internal v0.0.0
+	yolop.dev/mcp v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/git v0.0.0
 	yolop.dev/transport/stdio v0.0.0
@@ -73,3 +74,5 @@ replace yolop.dev/transport/stdio => ../transport/stdio
 replace yolop.dev/internal => ../internal
 
 replace yolop.dev/doctor => ../doctor
+
+replace yolop.dev/mcp => ../mcp

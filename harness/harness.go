@@ -431,7 +431,20 @@ type Session struct {
 	h         *Harness
 	stopWatch func()
 	inPlace   []host.Grant
+	extra     []host.Grant
 	rec       *recording
+}
+
+// Local returns the grants the session runs in place, by name:
+// SessionOptions.Extra, which for [Harness.OpenSession] includes the
+// packages it loaded. A front-end's /reload restarts one of them from its
+// grant.
+func (s *Session) Local() map[string]host.Grant {
+	m := make(map[string]host.Grant, len(s.extra))
+	for _, g := range s.extra {
+		m[g.Name] = g
+	}
+	return m
 }
 
 // InPlace returns the grants of the packages [Harness.OpenSession] loaded
@@ -505,7 +518,7 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 	if id == "" {
 		id = fmt.Sprintf("s-%d", time.Now().UnixNano())
 	}
-	s := &Session{h: h, stopWatch: func() {}}
+	s := &Session{h: h, stopWatch: func() {}, extra: slices.Clone(o.Extra)}
 	var builtins []host.Capability
 	if !o.NoBuiltins {
 		builtins = h.Builtins(BuiltinOptions{
@@ -589,3 +602,6 @@ func (h *Harness) watchConfig(s *host.Session, report func(ext string, restarted
 	}
 	return stop
 }
+
+// Logger is the host logger (a null logger when Options.Logger was nil).
+func (h *Harness) Logger() hclog.Logger { return h.log }

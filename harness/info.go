@@ -61,7 +61,7 @@ type LockFields struct {
 // crate is downloaded into a temporary directory, verified and read; its
 // server is never provisioned and nothing of it runs or is installed.
 func (h *Harness) Info(ctx context.Context, arg, registry string) (*Info, error) {
-	if isDir(arg) {
+	if IsPackageDir(arg) {
 		return h.infoOfDir(ctx, arg)
 	}
 	if in, err := h.infoOfInstalled(ctx, arg); err == nil || !errors.Is(err, packaging.ErrNotInstalled) {
@@ -75,14 +75,6 @@ func (h *Harness) Info(ctx context.Context, arg, registry string) (*Info, error)
 		return nil, fmt.Errorf("info %s: not installed; give an installed name, a package directory or a crate (crates.io:<crate>, sparse+URL#<crate>)", arg)
 	}
 	return h.infoOfCrate(ctx, src, registry)
-}
-
-func isDir(arg string) bool {
-	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) || arg == "." || arg == ".." {
-		return true
-	}
-	fi, err := os.Stat(arg)
-	return err == nil && fi.IsDir()
 }
 
 func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, error) {
@@ -192,4 +184,72 @@ func notInstalled(m *packaging.Manifest, source string, kind packaging.SourceKin
 		}
 	}
 	return in
+}
+
+// Text is the description `yolop ext info` prints: the state, approval,
+// source, pinned lock fields, health, warnings and config fields (never
+// their values), then the contribution summary.
+func (in *Info) Text() string {
+	var b strings.Builder
+	state := "not installed"
+	if in.Installed {
+		state = "installed, disabled"
+		if in.Enabled {
+			state = "installed, enabled"
+		}
+	}
+	version := in.Version
+	if version == "" {
+		version = "-"
+	}
+	fmt.Fprintf(&b, "%s %s — %s\n", in.Name, version, state)
+	fmt.Fprintf(&b, "  approval: %s\n", in.Approval)
+	if in.Pending != "" {
+		b.WriteString("    " + strings.ReplaceAll(in.Pending, "\n", "\n    ") + "\n")
+	}
+	fmt.Fprintf(&b, "  source:   %s (%s)\n", in.Source, in.Kind)
+	if l := in.Lock; l != nil {
+		if l.Commit != "" {
+			fmt.Fprintf(&b, "  commit:   %s\n", l.Commit)
+		}
+		fmt.Fprintf(&b, "  content:  %s (%d files)\n", l.ContentHash, l.Files)
+		if l.Registry != "" {
+			fmt.Fprintf(&b, "  registry: %s\n", l.Registry)
+		}
+		if l.CrateChecksum != "" {
+			fmt.Fprintf(&b, "  crate:    sha256 %s\n", l.CrateChecksum)
+		}
+		if l.ArtifactDigest != "" {
+			fmt.Fprintf(&b, "  binary:   sha256 %s (prebuilt)\n", l.ArtifactDigest)
+		}
+		fmt.Fprintf(&b, "  approved: %s\n", l.InstalledAt.Format("2006-01-02 15:04:05 MST"))
+	}
+	if in.Health != "" {
+		fmt.Fprintf(&b, "  health:   %s\n", in.Health)
+	}
+	for _, w := range in.Warnings {
+		fmt.Fprintf(&b, "  warning:  %s\n", w)
+	}
+	if len(in.Config) > 0 {
+		var fs []string
+		for _, f := range in.Config {
+			st := "unset"
+			if f.Set {
+				st = "set"
+			}
+			if !in.Installed {
+				st = f.Type
+			}
+			if f.Secret {
+				st += ", secret"
+			}
+			if f.Required {
+				st += ", required"
+			}
+			fs = append(fs, fmt.Sprintf("%s (%s)", f.Name, st))
+		}
+		fmt.Fprintf(&b, "  config:   %s\n", strings.Join(fs, ", "))
+	}
+	b.WriteString("\n" + in.Summary)
+	return b.String()
 }

@@ -8,6 +8,7 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.uber.org/goleak v1.3.0
 	yolop.dev/core v0.0.0
+	yolop.dev/harness v0.0.0
 	yolop.dev/internal v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/transport/stdio v0.0.0
@@ -38,3 +39,11 @@ replace yolop.dev/transport/stdio => ../transport/stdio
 replace yolop.dev/packaging => ../packaging
 
 replace yolop.dev/internal => ../internal
+
+replace yolop.dev/harness => ../harness
+
+replace yolop.dev/doctor => ../doctor
+
+replace yolop.dev/registry/git => ../registry/git
+
+replace yolop.dev/registry/cratesio => ../registry/cratesio

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
-	"yolop.dev/core/host"
 	"yolop.dev/harness/manager"
 )
 
@@ -29,15 +26,4 @@ func (a *app) manager() (*manager.Manager, error) {
 		return nil, err
 	}
 	return h.Manager(), nil
-}
-
-// enabledGrants returns the grants of every extension enabled in
-// settings.toml, with warnings for those that cannot load (not installed,
-// tampered, malformed, bad config); none of those is fatal.
-func (a *app) enabledGrants(ctx context.Context) ([]host.Grant, []string) {
-	m, err := a.manager()
-	if err != nil {
-		return nil, []string{"no extensions loaded: " + err.Error()}
-	}
-	return m.Grants(ctx)
 }

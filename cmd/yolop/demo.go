@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,30 +41,17 @@ blocks, a slash command, the system prompt and /status.`,
 	return cmd
 }
 
-// echoGrant loads the embedded echo manifest from a temporary package
-// directory and points its server at this binary's serve-echo command.
+// echoGrant is the embedded echo package, its server this binary's
+// serve-echo command.
 func echoGrant() (host.Grant, func(), error) {
-	dir, err := os.MkdirTemp("", "yolop-demo-")
-	if err != nil {
-		return host.Grant{}, nil, fmt.Errorf("demo: %w", err)
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), demo.EchoManifest, 0o644); err != nil {
-		cleanup()
-		return host.Grant{}, nil, fmt.Errorf("demo: %w", err)
-	}
-	_, g, _, err := harness.InPlace(dir)
-	if err != nil {
-		cleanup()
-		return host.Grant{}, nil, fmt.Errorf("demo: reading the embedded echo manifest: %w", err)
-	}
 	exe, err := os.Executable()
 	if err != nil {
-		cleanup()
 		return host.Grant{}, nil, fmt.Errorf("demo: locating this binary: %w", err)
 	}
-	g.Server.Command = exe
-	g.Server.Args = []string{"serve-echo"}
+	g, cleanup, err := harness.EmbeddedGrant(demo.EchoManifest, exe, "serve-echo")
+	if err != nil {
+		return host.Grant{}, nil, fmt.Errorf("demo: %w", err)
+	}
 	return g, cleanup, nil
 }
 

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/core/host"
 	"yolop.dev/doctor"
-	"yolop.dev/harness"
-	"yolop.dev/packaging"
 )
 
 // doctorFailed is the error of a doctor run with failed checks; the
@@ -56,13 +49,13 @@ The argument is an installed extension's name, or a package directory
 is 1 when any check fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, g, err := a.doctorTarget(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
 			h, err := a.harness()
 			if err != nil {
 				return err
+			}
+			m, g, err := h.Target(cmd.Context(), args[0])
+			if err != nil {
+				return fmt.Errorf("doctor: %w", err)
 			}
 			rep, err := doctor.RunGrant(cmd.Context(), m, g, doctor.Options{
 				Transport:           h.Transport(), // every transport this binary has
@@ -96,37 +89,4 @@ is 1 when any check fails.`,
 	cmd.Flags().DurationVar(&hookTO, "hook-timeout", 100*time.Millisecond, "the deadline of the injected hook timeout")
 	cmd.ValidArgsFunction = a.completeInstalled
 	return cmd
-}
-
-// doctorTarget resolves a package directory or an installed extension to
-// its manifest and grant. An installed package is verified against
-// extensions.lock first, as the runtime does before it runs one; an
-// enabled one gets the grant a session would run, config included.
-func (a *app) doctorTarget(ctx context.Context, arg string) (*packaging.Manifest, host.Grant, error) {
-	if looksLikePath(arg) {
-		m, g, _, err := harness.InPlace(arg)
-		if err != nil {
-			return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
-		}
-		return m, g, nil
-	}
-	h, err := a.harness()
-	if err != nil {
-		return nil, host.Grant{}, fmt.Errorf("doctor %s: %w", arg, err)
-	}
-	m, g, err := h.InstalledGrant(ctx, arg)
-	if err != nil {
-		return nil, host.Grant{}, fmt.Errorf("doctor: %w (to check a package directory, pass its path, e.g. ./%s)", err, arg)
-	}
-	return m, g, nil
-}
-
-// looksLikePath tells a package directory from an extension name: names
-// never hold a path separator, and an existing directory wins.
-func looksLikePath(arg string) bool {
-	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) || arg == "." || arg == ".." {
-		return true
-	}
-	fi, err := os.Stat(arg)
-	return err == nil && fi.IsDir()
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -219,37 +218,21 @@ re-fetched after consent.`,
 		ValidArgsFunction: a.completeInstalled,
 		Annotations:       map[string]string{candidatesLabel: "installed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.manager()
+			h, err := a.harness()
 			if err != nil {
 				return err
 			}
-			names := args
-			if len(names) == 0 {
-				if names, err = m.Names(cmd.Context()); err != nil {
-					return err
-				}
-				if len(names) == 0 {
-					fmt.Fprintln(a.stdout, "no extensions installed")
-					return nil
-				}
-			}
-			var errs []error
-			for _, n := range names {
-				rerun := "yolop ext update " + n
+			consent := func(n string) manager.Consent {
 				if registry != "" {
-					rerun += " --registry " + registry
+					return a.consent(yes, "yolop ext update "+n+" --registry "+registry)
 				}
-				out, err := m.UpdateFrom(cmd.Context(), n, registry, a.consent(yes, rerun))
-				if err != nil {
-					if !strings.HasPrefix(err.Error(), "update "+n+":") {
-						err = fmt.Errorf("update %s: %w", n, err) // name the extension once
-					}
-					errs = append(errs, err)
-					continue
-				}
-				fmt.Fprintln(a.stdout, builtin.OutcomeText(out))
+				return a.consent(yes, "yolop ext update "+n)
 			}
-			return errors.Join(errs...)
+			n, err := h.Update(cmd.Context(), args, registry, consent, func(out *manager.Outcome) { fmt.Fprintln(a.stdout, builtin.OutcomeText(out)) })
+			if n == 0 && err == nil {
+				fmt.Fprintln(a.stdout, "no extensions installed")
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve a widening change without asking (read the diff first)")

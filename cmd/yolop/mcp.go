@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"yolop.dev/harness"
 	"yolop.dev/mcp/gateway"
 )
 
@@ -70,33 +69,15 @@ func (a *app) mcpServe(ctx context.Context, f mcpServeFlags) error {
 	if err != nil {
 		return err
 	}
-	gw := gateway.New(gateway.Options{Version: version, Logger: a.log})
-	defer gw.Close()
-	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{NoBuiltins: true, Ask: gw}, f.exts)
-	if err != nil {
-		return fmt.Errorf("--ext %w", err)
-	}
-	defer s.Close()
-	if err := s.Start(ctx); err != nil {
-		warnings = append(warnings, err.Error())
-	}
-	warnings = append(warnings, s.Warnings()...)
-	warnings = append(warnings, gw.Attach(s.Session)...)
-	for _, w := range warnings {
-		fmt.Fprintln(a.stderr, "warning:", w)
-	}
-	if f.http == "" {
-		if err := gw.ServeStdio(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	o := gateway.HarnessOptions{Options: gateway.Options{Version: version, Logger: a.log}, InPlace: f.exts, Token: f.token,
+		Warn: func(w string) { fmt.Fprintln(a.stderr, "warning:", w) }}
+	if f.http != "" {
+		if o.Listener, err = net.Listen("tcp", f.http); err != nil {
 			return fmt.Errorf("yolop mcp serve: %w", err)
 		}
-		return nil
+		fmt.Fprintf(a.stderr, "yolop mcp serve: listening on http://%s/mcp\n", o.Listener.Addr())
 	}
-	ln, err := net.Listen("tcp", f.http)
-	if err != nil {
-		return fmt.Errorf("yolop mcp serve: %w", err)
-	}
-	fmt.Fprintf(a.stderr, "yolop mcp serve: listening on http://%s/mcp\n", ln.Addr())
-	if err := gw.ServeHTTPOn(ctx, ln, f.token); err != nil {
+	if err := gateway.ServeHarness(ctx, h, o); err != nil {
 		return fmt.Errorf("yolop mcp serve: %w", err)
 	}
 	return nil

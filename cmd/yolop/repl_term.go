@@ -1,24 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
 	"golang.org/x/term"
 
-	"yolop.dev/internal/atomicfile"
+	"yolop.dev/harness"
 )
 
 // historyFile is where the REPL keeps its history, in the config dir.
-const historyFile = "history"
-
-// maxHistory is how many lines the history keeps.
-const maxHistory = 1000
+const historyFile = harness.HistoryFile
 
 // A termIO is the REPL on a terminal: x/term's line editor (cursor
 // movement, word and line deletion, history with up/down, tab completion)
@@ -31,7 +25,7 @@ type termIO struct {
 	fd   int
 	old  *term.State
 	in   *ttyBuffer
-	hist *fileHistory
+	hist *harness.History
 
 	src     io.ReadCloser // what the pump reads: the terminal, closable
 	release func()        // undoes what pollableTTY changed
@@ -43,7 +37,7 @@ type termIO struct {
 // openTerm puts in (a terminal) in raw mode and returns the line editor
 // writing to out. running reports whether a call is running, for Ctrl-C;
 // complete lists the completions of a partial line.
-func openTerm(in, out *os.File, hist *fileHistory, interrupt func() bool, complete func(prefix string) []string) (*termIO, error) {
+func openTerm(in, out *os.File, hist *harness.History, interrupt func() bool, complete func(prefix string) []string) (*termIO, error) {
 	fd := int(in.Fd())
 	old, err := term.MakeRaw(fd)
 	if err != nil {
@@ -214,81 +208,6 @@ func (b *ttyBuffer) Read(p []byte) (int, error) {
 	n := copy(p, b.buf)
 	b.buf = b.buf[n:]
 	return n, nil
-}
-
-// A fileHistory is the REPL's history, kept across sessions in a file of
-// the config dir, most recent last, at most maxHistory lines. Lines pass
-// through scrub before they are kept, so a secret typed into a command
-// line never lands on disk.
-type fileHistory struct {
-	path  string
-	scrub func(string) string
-	mu    sync.Mutex
-	lines []string
-}
-
-// loadHistory reads the history file; a missing one is an empty history.
-func loadHistory(path string, scrub func(string) string) *fileHistory {
-	h := &fileHistory{path: path, scrub: scrub}
-	f, err := os.Open(path)
-	if err != nil {
-		return h
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if l := sc.Text(); l != "" {
-			h.lines = append(h.lines, l)
-		}
-	}
-	if len(h.lines) > maxHistory {
-		h.lines = h.lines[len(h.lines)-maxHistory:]
-	}
-	return h
-}
-
-// Add implements term.History: a new line, saved at once.
-func (h *fileHistory) Add(entry string) {
-	entry = strings.TrimSpace(entry)
-	if entry == "" {
-		return
-	}
-	if h.scrub != nil {
-		entry = h.scrub(entry)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if n := len(h.lines); n > 0 && h.lines[n-1] == entry {
-		return
-	}
-	h.lines = append(h.lines, entry)
-	if len(h.lines) > maxHistory {
-		h.lines = slices.Clone(h.lines[len(h.lines)-maxHistory:])
-	}
-	if h.path == "" {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
-		return
-	}
-	_ = atomicfile.Write(h.path, []byte(strings.Join(h.lines, "\n")+"\n"), 0o600)
-}
-
-// Len implements term.History.
-func (h *fileHistory) Len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.lines)
-}
-
-// At implements term.History: 0 is the most recent line.
-func (h *fileHistory) At(idx int) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if idx < 0 || idx >= len(h.lines) {
-		return ""
-	}
-	return h.lines[len(h.lines)-1-idx]
 }
 
 // noHistory records nothing: answers to questions stay out of the history.

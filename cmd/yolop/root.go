@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -91,8 +92,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			msg = "yolop: " + msg // a message that names its command needs no prefix
 		}
 		fmt.Fprintln(a.stderr, msg)
-		var ec exitCoder
-		if asExitCoder(err, &ec) {
+		var ec interface{ ExitCode() int } // an error that carries a process exit code
+		if errors.As(err, &ec) {
 			return ec.ExitCode()
 		}
 		return 1
@@ -100,33 +101,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
-// exitCoder is an error that carries a process exit code.
-type exitCoder interface {
-	error
-	ExitCode() int
-}
-
-func asExitCoder(err error, target *exitCoder) bool {
-	for err != nil {
-		if ec, ok := err.(exitCoder); ok {
-			*target = ec
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
-}
-
 func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "yolop",
 		Short:         "The yolop extension host",
 		Long:          "yolop installs, approves, runs and talks to capability servers: extension processes speaking YEP (JSON-RPC 2.0 over stdio).",
-		Version:       currentBuild().String(),
+		Version:       harness.CurrentBuild(version, commit).String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,17 +25,14 @@ import (
 	mcpclient "yolop.dev/mcp/client"
 )
 
-// basePrompt is the host's own system prompt: the stable prefix that
-// extension contributions never change.
-const basePrompt = "You are yolop, a coding agent. Use the tools you are given."
-
 type sessionFlags struct {
 	exts      []string
 	json      bool
 	workspace string
 	noEnabled bool
 	noMCP     bool
-	yes       bool // approve the workspace's .mcp.json without asking
+	yes       bool   // approve the workspace's .mcp.json without asking
+	record    string // write the YEP dialogues to this file
 }
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -72,6 +68,7 @@ output is one JSON event per line.`,
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
 	cmd.Flags().BoolVar(&f.noEnabled, "no-enabled", false, "do not load the extensions enabled in settings.toml")
 	cmd.Flags().BoolVar(&f.noMCP, "no-mcp", false, "connect no MCP servers (neither the workspace's .mcp.json nor extensions' contributed ones)")
+	cmd.Flags().StringVar(&f.record, "record", "", "write the session's YEP dialogues to `FILE` as txtar, for `yolop ext replay`")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "approve the servers of the workspace's .mcp.json without asking (the approval is pinned, as an answer on a terminal is)")
 	return cmd
 }
@@ -103,14 +100,12 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	ws, _ = filepath.Abs(ws)
 	r := &repl{a: a, json: f.json, lines: make(chan string), in: in, echoIn: echoIn, out: a.stdout,
 		interrupts: make(chan os.Signal, 1)}
-	local := map[string]host.Grant{} // --ext packages by name
 	h, err := a.harness()
 	if err != nil {
 		return err
 	}
 	if file, ok := in.(*os.File); ok && a.ttyOut != nil && !f.json && !echoIn && term.IsTerminal(int(file.Fd())) && term.IsTerminal(int(a.ttyOut.Fd())) {
-		hist := loadHistory(filepath.Join(h.ConfigDir(), historyFile), a.scrub.Scrub)
-		ti, err := openTerm(file, a.ttyOut, hist, r.interrupt, r.completions)
+		ti, err := openTerm(file, a.ttyOut, h.History(), r.interrupt, r.completions)
 		if err == nil {
 			r.term = ti
 			r.out = a.scrub.Writer(ti)
@@ -120,11 +115,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	var contributed []host.ContributedTools
 	var mcp *mcpclient.Client // nil with --no-mcp
 	if !f.noMCP {
-		neverDefer, err := h.Settings().MCPNeverDefer(ctx)
-		if err != nil {
-			r.event("warning", map[string]any{"message": err.Error()}, "warning: "+err.Error()+"; every MCP tool is deferred")
-		}
-		mcp = mcpclient.ForApprovedWorkspace(ctx, ws, mcpclient.NewApprovals(h.ConfigDir()), r.mcpConsent(f.yes), mcpclient.Options{Transport: h.Transport(), Logger: a.log, Scrub: h.Scrubber().Scrub, NeverDefer: neverDefer})
+		mcp = mcpclient.ForHarness(ctx, h, ws, r.mcpConsent(f.yes))
 		contributed = append(contributed, mcp)
 	}
 	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{
@@ -134,6 +125,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		Ask:           r,
 		Status:        r,
 		WorkspaceRoot: ws,
+		Record:        f.record,
 		OnConfigChange: func(ext string, restarted bool, err error) {
 			switch {
 			case err != nil:
@@ -151,10 +143,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	}
 	defer s.Close()
 	dirGrants := s.InPlace()
-	for _, g := range slices.Concat(extra, dirGrants) {
-		local[g.Name] = g
-	}
-	co := cmds.Options{Session: s.Session, Out: r, BasePrompt: basePrompt, Local: local, Manager: a.manager, Ask: r,
+	co := cmds.Options{Session: s.Session, Out: r, BasePrompt: harness.BasePrompt, Local: s.Local(), Manager: a.manager, Ask: r,
 		Paint: a.paint, KeysHelp: r.editorHelp()}
 	if mcp != nil {
 		co.MCPStatus = func() []cmds.MCPServer { return mcpStatus(mcp) }

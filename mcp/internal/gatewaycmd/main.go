@@ -1,6 +1,7 @@
 // Command gatewaycmd serves the package in the directory its argument
 // names through the MCP gateway over stdio, as `yolop mcp serve --ext DIR
-// --no-enabled` does, for the gateway benchmark.
+// --no-enabled` does, for the gateway benchmark. Its config directory is
+// a temporary one, so no user's settings or secrets are read.
 package main
 
 import (
@@ -8,11 +9,8 @@ import (
 	"fmt"
 	"os"
 
-	"yolop.dev/core/host"
+	"yolop.dev/harness"
 	"yolop.dev/mcp/gateway"
-	"yolop.dev/packaging"
-	"yolop.dev/packaging/hostgrant"
-	"yolop.dev/transport/stdio"
 )
 
 func main() {
@@ -23,21 +21,16 @@ func main() {
 }
 
 func run(dir string) error {
-	m, err := packaging.Load(dir)
+	cfg, err := os.MkdirTemp("", "gatewaycmd-")
 	if err != nil {
 		return err
 	}
-	g, err := hostgrant.FromManifest(m)
+	defer os.RemoveAll(cfg)
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
 	if err != nil {
 		return err
 	}
-	gw := gateway.New(gateway.Options{})
-	defer gw.Close()
-	s := host.NewSession(host.SessionOptions{Grants: []host.Grant{g}, Transport: stdio.New(stdio.Options{}), Ask: gw})
-	defer s.Close()
-	if err := s.Start(context.Background()); err != nil {
-		return err
-	}
-	gw.Attach(s)
-	return gw.ServeStdio(context.Background())
+	return gateway.ServeHarness(ctx, h, gateway.HarnessOptions{InPlace: []string{dir}, NoEnabled: true,
+		Warn: func(w string) { fmt.Fprintln(os.Stderr, "gatewaycmd: warning:", w) }})
 }
