@@ -194,6 +194,23 @@ which takes it without a restart.`,
 			}
 		},
 	},
+	{
+		name: "trace_event",
+		about: `trace/event: the host forwards the session's trace events to a server
+that declares "trace", in order, a turn's events batched into one write
+(a batch goes when the turn completes; the lines are the same however the
+writes fall).`,
+		server: func(s *sdk.Server) {
+			s.OnTrace(func(ev yep.TraceEventParams) {})
+		},
+		grant: func(g *host.Grant) { g.Trace = true },
+		drive: func(ctx context.Context, t *testing.T, s *host.Session, w *wire) {
+			s.Trace(yep.TraceEventParams{Type: "tool.started", TurnID: "1", SpanID: "a1", Data: json.RawMessage(`{"tool":"echo"}`)})
+			s.Trace(yep.TraceEventParams{Type: "tool.completed", TurnID: "1", SpanID: "a1", Data: json.RawMessage(`{"tool":"echo","duration_ms":3}`)})
+			s.Trace(yep.TraceEventParams{Type: yep.TraceTurnCompleted, TurnID: "1"})
+			w.await(`"type":"` + yep.TraceTurnCompleted + `"`)
+		},
+	},
 }
 
 // startExtension starts the scenario's extension, whose grant is lazy.
