@@ -2,12 +2,12 @@ package sdk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
 
+	"yolop.dev/core/internal/json"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
@@ -76,7 +76,8 @@ func (s *Server) notification(req *jsonrpc.Request) {
 	}
 }
 
-// decodeParams decodes params into v; absent params leave v zero.
+// decodeParams decodes params into v, matching keys case-sensitively;
+// absent params leave v zero.
 func decodeParams(params json.RawMessage, v any) error {
 	if len(params) == 0 || string(params) == "null" {
 		return nil
@@ -84,13 +85,15 @@ func decodeParams(params json.RawMessage, v any) error {
 	return json.Unmarshal(params, v)
 }
 
-// decodeValid is decodeParams for a type that decodes validated JSON by
-// hand.
-func decodeValid(params json.RawMessage, v interface{ UnmarshalValidJSON([]byte) error }) error {
-	if len(params) == 0 || string(params) == "null" {
-		return nil
+// encodeToolResult encodes a tool result as the response's raw result. A
+// result whose data is not valid JSON becomes a tool-level error saying
+// so, rather than a failed response.
+func encodeToolResult(r yep.ToolResult) json.RawMessage {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		raw, _ = json.Marshal(yep.ToolResult{Output: "tool result: invalid data: " + err.Error(), IsError: true})
 	}
-	return v.UnmarshalValidJSON(params)
+	return raw
 }
 
 func (s *Server) invalidParams(method string, err error) *yep.Error {
@@ -165,8 +168,11 @@ func (s *Server) initialize(conn *jsonrpc.Conn, params json.RawMessage) (any, er
 
 func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p yep.ToolCallParams
-	if err := decodeToolCall(req.Params, &p); err != nil {
+	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, s.invalidParams(yep.MethodToolCall, err)
+	}
+	if string(p.Args) == "null" {
+		p.Args = nil // no arguments, as when args is absent
 	}
 	t := s.tools[p.Name]
 	if t == nil {
@@ -176,7 +182,7 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request) (any, error
 	ctx = WithTraceContext(ctx, p.TraceParent, p.TraceState)
 	call := &ToolCall{
 		ID: p.ToolCallID, Name: p.Name, Args: p.Args, SessionID: p.SessionID, RequestID: req.ID,
-		s: s, ctx: ctx, streaming: t.streaming, wireArgs: p.Args,
+		s: s, ctx: ctx, streaming: t.streaming,
 	}
 	res, err := guard(s, fmt.Sprintf("tool %q", p.Name), func() (yep.ToolResult, error) { return t.h(ctx, call) })
 	if err != nil {
@@ -194,14 +200,12 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request) (any, error
 }
 
 func (s *Server) fireHook(ctx context.Context, params json.RawMessage) (any, error) {
-	// The connection has validated the message, so the hand-written
-	// decoders apply (they fall back to encoding/json on anything unusual).
 	var p yep.HookFireParams
-	if err := decodeValid(params, &p); err != nil {
+	if err := decodeParams(params, &p); err != nil {
 		return nil, s.invalidParams(yep.MethodHookFire, err)
 	}
 	var payload yep.HookPayload
-	if err := decodeValid(p.Payload, &payload); err != nil {
+	if err := decodeParams(p.Payload, &payload); err != nil {
 		return nil, s.invalidParams(yep.MethodHookFire, fmt.Errorf("payload: %w", err))
 	}
 	ctx = WithTraceContext(ctx, p.TraceParent, p.TraceState)

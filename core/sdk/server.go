@@ -1,9 +1,8 @@
 package sdk
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"yolop.dev/core/internal/json"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
@@ -336,13 +336,11 @@ func (s *Server) freeze() {
 	has := map[string]bool{yep.CapCancel: true}
 	params := yep.CapabilityParams{}
 	set := func(token string, v any) {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
+		raw, err := json.Marshal(v)
+		if err != nil {
 			panic(fmt.Sprintf("sdk: encoding capability_params.%s: %v", token, err))
 		}
-		params[token] = bytes.TrimRight(b.Bytes(), "\n")
+		params[token] = raw
 	}
 	if len(s.toolOrder) > 0 {
 		has[yep.CapTools] = true
@@ -558,21 +556,17 @@ type ToolCall struct {
 	s         *Server
 	ctx       context.Context
 	streaming bool
-	wireArgs  json.RawMessage // Args as they came, validated, from the connection
 }
 
-// Bind decodes the arguments into v. Missing arguments decode as {}, so
-// v keeps its zero values.
+// Bind decodes the arguments into v as [encoding/json.Unmarshal] does
+// (the arguments are the tool's own, not protocol, so an untagged field
+// matches its name in any case). Missing arguments decode as {}, so v
+// keeps its zero values.
 func (c *ToolCall) Bind(v any) error {
 	if len(c.Args) == 0 || string(c.Args) == "null" {
 		return nil
 	}
-	// Args the connection validated skip the fast path's own check.
-	valid := len(c.Args) == len(c.wireArgs) && &c.Args[0] == &c.wireArgs[0]
-	if bindFast(c.Args, valid, v) {
-		return nil
-	}
-	if err := json.Unmarshal(c.Args, v); err != nil {
+	if err := stdjson.Unmarshal(c.Args, v); err != nil {
 		return fmt.Errorf("tool %q: decoding arguments: %w", c.Name, err)
 	}
 	return nil
@@ -630,12 +624,12 @@ type HookEvent struct {
 	Result *yep.ToolResult
 }
 
-// Bind decodes the tool call's arguments into v.
+// Bind decodes the tool call's arguments into v, as [ToolCall.Bind] does.
 func (h *HookEvent) Bind(v any) error {
 	if len(h.Args) == 0 || string(h.Args) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(h.Args, v); err != nil {
+	if err := stdjson.Unmarshal(h.Args, v); err != nil {
 		return fmt.Errorf("hook %s: decoding the arguments of tool %q: %w", h.Event, h.ToolName, err)
 	}
 	return nil

@@ -1,8 +1,9 @@
 package yep
 
 import (
-	"encoding/json"
 	"slices"
+
+	"yolop.dev/core/internal/json"
 )
 
 // Capability tokens. The vocabulary is open: a peer may announce tokens this
@@ -48,9 +49,6 @@ func (p CapabilityParams) Decode(token string, v any) (bool, error) {
 	raw, ok := p[token]
 	if !ok || len(raw) == 0 || string(raw) == "null" {
 		return false, nil
-	}
-	if decodeKnown(raw, v) {
-		return true, nil // the common shape of the host's own types, by hand
 	}
 	return true, json.Unmarshal(raw, v)
 }
