@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sync"
 )
 
@@ -34,17 +35,19 @@ func (s *Session) argsChecks() {
 	}
 }
 
-// checkArgs runs SessionOptions.CompileArgs's check, if any, on a call's
-// arguments, compiling the tool's schema on its first call.
+// checkArgs runs SessionOptions.CompileArgs's check on a call's
+// arguments, compiling the tool's schema on its first call; without
+// CompileArgs it checks that they are JSON.
 func (s *Session) checkArgs(t *toolEntry, args json.RawMessage) error {
-	if s.opts.CompileArgs == nil || t.args == nil {
-		return nil
-	}
-	c := t.args
-	c.once.Do(func() { c.check, c.err = s.opts.CompileArgs(c.schema) })
-	err := c.err
-	if err == nil {
-		err = c.check(args)
+	var err error
+	if c := t.args; s.opts.CompileArgs != nil && c != nil {
+		c.once.Do(func() { c.check, c.err = s.opts.CompileArgs(c.schema) })
+		err = c.err
+		if err == nil {
+			err = c.check(args)
+		}
+	} else if jerr := json.Unmarshal(args, new(json.RawMessage)); jerr != nil {
+		err = fmt.Errorf("not valid JSON: %w", jerr)
 	}
 	if err != nil {
 		return newError(ErrInvalidArgs, err, "arguments of tool %q: %v", t.name, err)

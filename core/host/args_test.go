@@ -176,3 +176,16 @@ func TestNoArgsAreAnEmptyObjectEverywhere(t *testing.T) {
 		t.Errorf("first trace event %s %s, want tool.started with args {}", evs[0].Type, evs[0].Data)
 	}
 }
+
+// Arguments that are not JSON fail the call in a session without a
+// validator too (one with a validator gets its error): no front-end needs
+// a check of its own.
+func TestArgsThatAreNotJSON(t *testing.T) {
+	c := &argsCap{}
+	s := NewSession(SessionOptions{Builtins: []Capability{c}})
+	defer s.Close()
+	_, err := s.CallTool(context.Background(), "greet", "c", json.RawMessage(`{not json`), nil)
+	if !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), `arguments of tool "greet": not valid JSON: invalid character`) || c.calls != 0 {
+		t.Errorf("call with arguments that are not JSON = %v (called %d times)", err, c.calls)
+	}
+}

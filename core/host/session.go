@@ -65,8 +65,8 @@ type SessionOptions struct {
 	// with [ErrInvalidArgs] and the server is never called. Each schema is
 	// compiled once, on its tool's first call, and kept while the tool's
 	// definition is unchanged: an extension's tools once per approved
-	// grant. Nil passes any arguments (core depends on no JSON Schema
-	// validator; the harness supplies one).
+	// grant. Nil checks only that the arguments are JSON (core depends on
+	// no JSON Schema validator; the harness supplies one).
 	CompileArgs func(schema json.RawMessage) (check func(args json.RawMessage) error, err error)
 	// Extension is the template for every extension's options; Transport,
 	// Logger, sinks, session id and workspace are filled in.
@@ -497,9 +497,12 @@ func (s *Session) firePre(ctx context.Context, t *toolEntry, callID string, args
 }
 
 func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, args json.RawMessage, res yep.ToolResult, tool toolSpan, turn int) yep.ToolResult {
+	var payload json.RawMessage // encoded once per version of the result
 	for _, h := range s.subscriptions(yep.HookPostToolUse, t.name) {
-		r := res
-		payload := mustJSON(yep.HookPayload{ToolCallID: callID, Args: args, Result: &r})
+		if payload == nil {
+			r := res
+			payload = mustJSON(yep.HookPayload{ToolCallID: callID, Args: args, Result: &r})
+		}
 		dec, err := s.fireHook(ctx, h, tool, turn, yep.HookFireParams{Event: yep.HookPostToolUse, ToolName: t.name, Payload: payload, TraceParent: tool.parent})
 		if err != nil {
 			if h.sub.OnError == yep.HookOnErrorBlock {
@@ -512,7 +515,7 @@ func (s *Session) firePost(ctx context.Context, t *toolEntry, callID string, arg
 		switch dec.Decision {
 		case yep.DecisionMutate:
 			if dec.Result != nil {
-				res = *dec.Result
+				res, payload = *dec.Result, nil
 			}
 		case yep.DecisionBlock:
 			reason := dec.Reason

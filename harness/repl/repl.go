@@ -263,11 +263,8 @@ func (r *REPL) call(ctx context.Context, rest string) {
 		r.Fail(errors.New("usage: /call <tool> [json-args]"))
 		return
 	}
-	// No arguments are {}: the session says so, for every front-end.
-	if args != "" && !json.Valid([]byte(args)) {
-		r.Fail(fmt.Errorf("arguments for %s are not valid JSON: %s", name, args))
-		return
-	}
+	// The session checks the arguments (no arguments are {}) and says
+	// what is wrong with them, for every front-end.
 	s := r.o.Session
 	turn := s.BeginTurn(ctx)
 	defer s.EndTurn()
