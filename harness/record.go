@@ -28,7 +28,7 @@ func (s *Session) recordTransport(path string, t core.Transport, warnings *[]str
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		*warnings = append(*warnings, fmt.Sprintf("--record: cannot create the recording (%v); the session is not recorded", err))
+		*warnings = append(*warnings, fmt.Sprintf("the session is not recorded: %v (name a file in a directory that exists and you may write)", err))
 		return t
 	}
 	s.rec = &recording{path: path, file: f, start: time.Now()}
