@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"yolop.dev/core/internal/jsonscan"
+	"yolop.dev/core/internal/json"
 	"yolop.dev/core/yep"
 )
 
@@ -179,25 +178,27 @@ type Conn struct {
 	nextID  atomic.Int64
 	writeMu chan struct{} // one-slot write lock that respects contexts
 
+	// mu guards the connection's state: the fields below it up to vmu.
+	// Every change to them is made through update (state.go).
 	mu       sync.Mutex
 	pending  map[int64]*pending
 	incoming map[string]context.CancelFunc
 	closeErr error // set once the connection is done
 	notifyN  int   // pending calls with an OnNotify
+	idle     int   // workers waiting for the reading role
+	hold     *roleHold
 
 	vmu        sync.Mutex
 	violations violationLog // guarded by vmu
 
 	queued  atomic.Int64
 	sem     chan struct{}
-	role    chan struct{} // hands the reading role to an idle worker
-	idle    atomic.Int64  // workers waiting for the reading role
+	role    chan struct{} // hands the reading role to a waiting worker
 	baseCtx context.Context
 	stop    context.CancelFunc
 	done    chan struct{}
 	wg      sync.WaitGroup // readers, workers and cancel senders
 	readWG  sync.WaitGroup // done when reading has ended
-	cr      callerRole     // the calling side's reading (callerread.go)
 }
 
 type pending struct {
@@ -208,12 +209,11 @@ type pending struct {
 type reply struct {
 	result json.RawMessage
 	err    error
-	role   bool // the reading role comes with it (callerread.go)
 }
 
 // NewConn starts a connection reading from r and writing to w. Reading
 // runs until r ends or Close is called, always on exactly one goroutine at
-// a time (see serve).
+// a time (see state.go).
 func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if opts.Framer == nil {
 		opts.Framer = NDJSON
@@ -263,7 +263,6 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		done:     make(chan struct{}),
 	}
 	c.violations = newViolationLog(&opts)
-	c.cr.dl = interruptible(r, c.reader)
 	c.readWG.Add(1)
 	c.wg.Add(1)
 	go c.serve(true, nil)
@@ -307,32 +306,27 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	}
 	id := c.nextID.Add(1)
 	p := &pending{ch: make(chan reply, 1), onNotify: co.OnNotify}
-	c.mu.Lock()
-	if c.closeErr != nil {
-		err := c.closeErr
-		c.mu.Unlock()
-		return &ClosedError{Cause: err}
+	var closed error
+	c.update(func() {
+		if closed = c.closeErr; closed != nil {
+			return
+		}
+		c.pending[id] = p
+		if p.onNotify != nil {
+			c.notifyN++
+		}
+	})
+	if closed != nil {
+		return &ClosedError{Cause: closed}
 	}
-	c.pending[id] = p
-	if p.onNotify != nil {
-		c.notifyN++
-	}
-	c.mu.Unlock()
 	if co.OnID != nil {
 		co.OnID(yep.IntID(id))
 	}
 
-	buf := getBuf()
-	buf.str(`{"jsonrpc":"2.0","id":`)
-	buf.B = appendInt(buf.B, id)
-	buf.str(`,"method":`)
-	appendString(buf, method)
-	err := appendParams(buf, params)
+	msg, err := json.Marshal(request{JSONRPC: "2.0", ID: yep.IntID(id), Method: method, Params: params})
 	if err == nil {
-		buf.ch('}')
-		err = c.write(ctx, buf.B)
+		err = c.write(ctx, msg)
 	}
-	putBuf(buf)
 	if err != nil {
 		c.forget(id)
 		if ctx.Err() != nil {
@@ -344,12 +338,9 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		return fmt.Errorf("%s: %w", method, err)
 	}
 
-	if c.takeParked() {
-		return c.readForCall(ctx, method, id, p, result)
-	}
 	select {
 	case r := <-p.ch:
-		return decodeReply(method, c.takeRole(r), result)
+		return decodeReply(method, r, result)
 	case <-ctx.Done():
 		return c.cancelled(method, id, p, result, ctx.Err())
 	}
@@ -360,26 +351,10 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 func (c *Conn) cancelled(method string, id int64, p *pending, result any, cause error) error {
 	if !c.forget(id) {
 		// The response won the race; use it.
-		return decodeReply(method, c.takeRole(<-p.ch), result)
+		return decodeReply(method, <-p.ch, result)
 	}
 	c.sendCancel(yep.IntID(id))
 	return &CancelledError{Method: method, Cause: cause}
-}
-
-// takeRole parks the reading role if r brought it.
-func (c *Conn) takeRole(r reply) reply {
-	if r.role {
-		c.parkRole()
-	}
-	return r
-}
-
-// A ValidJSONUnmarshaler decodes a call's result from bytes the
-// connection has already checked to be valid JSON, so it may skip the
-// validation pass json.Unmarshal makes before decoding
-// ([yep.ToolResult] is one).
-type ValidJSONUnmarshaler interface {
-	UnmarshalValidJSON(b []byte) error
 }
 
 func decodeReply(method string, r reply, result any) error {
@@ -396,13 +371,6 @@ func decodeReply(method string, r reply, result any) error {
 		*raw = r.result
 		return nil
 	}
-	if u, ok := result.(ValidJSONUnmarshaler); ok {
-		// The whole message was validated when it was read.
-		if err := u.UnmarshalValidJSON(r.result); err != nil {
-			return fmt.Errorf("%s: decoding result: %w", method, err)
-		}
-		return nil
-	}
 	if err := json.Unmarshal(r.result, result); err != nil {
 		return fmt.Errorf("%s: decoding result: %w", method, err)
 	}
@@ -411,16 +379,21 @@ func decodeReply(method string, r reply, result any) error {
 
 // forget removes a pending call, reporting whether it was still pending.
 func (c *Conn) forget(id int64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.pending[id]
-	if ok {
-		delete(c.pending, id)
-		if p.onNotify != nil {
-			c.notifyN--
+	return c.take(id) != nil
+}
+
+// take removes a pending call and returns it, or nil if it was not pending.
+func (c *Conn) take(id int64) *pending {
+	var p *pending
+	c.update(func() {
+		if p = c.pending[id]; p != nil {
+			delete(c.pending, id)
+			if p.onNotify != nil {
+				c.notifyN--
+			}
 		}
-	}
-	return ok
+	})
+	return p
 }
 
 // sendCancel tells the peer to abort request id, without waiting long.
@@ -449,15 +422,11 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err := c.Err(); err != nil {
 		return &ClosedError{Cause: err}
 	}
-	buf := getBuf()
-	defer putBuf(buf)
-	buf.str(`{"jsonrpc":"2.0","method":`)
-	appendString(buf, method)
-	if err := appendParams(buf, params); err != nil {
+	msg, err := json.Marshal(request{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	buf.ch('}')
-	if err := c.write(ctx, buf.B); err != nil {
+	if err := c.write(ctx, msg); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
@@ -474,20 +443,14 @@ func NotifyEach[T any](ctx context.Context, c *Conn, method string, params []T) 
 	if err := c.Err(); err != nil {
 		return &ClosedError{Cause: err}
 	}
-	out := getBuf()
-	defer putBuf(out)
-	framed := c.opts.Framer.NewWriter((*appendWriter)(&out.B))
-	msg := getBuf()
-	defer putBuf(msg)
+	var out appendWriter
+	framed := c.opts.Framer.NewWriter(&out)
 	for i := range params {
-		msg.B = msg.B[:0]
-		msg.str(`{"jsonrpc":"2.0","method":`)
-		appendString(msg, method)
-		if err := appendParams(msg, params[i]); err != nil {
+		msg, err := json.Marshal(request{JSONRPC: "2.0", Method: method, Params: params[i]})
+		if err != nil {
 			return fmt.Errorf("%s: %w", method, err)
 		}
-		msg.ch('}')
-		if err := framed.Write(msg.B); err != nil {
+		if err := framed.Write(msg); err != nil {
 			return fmt.Errorf("%s: %w", method, err)
 		}
 	}
@@ -496,7 +459,7 @@ func NotifyEach[T any](ctx context.Context, c *Conn, method string, params []T) 
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", method, ctx.Err())
 	}
-	_, err := c.raw.Write(out.B)
+	_, err := c.raw.Write(out)
 	<-c.writeMu
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
@@ -543,226 +506,20 @@ func (c *Conn) Wait() {
 	c.wg.Wait()
 }
 
-// shutdown marks the connection done with cause and fails pending calls.
-func (c *Conn) shutdown(cause error) {
-	c.mu.Lock()
-	if c.closeErr != nil {
-		c.mu.Unlock()
-		return
-	}
-	// Handlers' contexts end before the connection reads as closed, so a
-	// handler whose write fails because of the close also finds its
-	// context done, and answers cancelled rather than failed.
-	c.stop()
-	c.closeErr = cause
-	pend := c.pending
-	c.pending = map[int64]*pending{}
-	c.notifyN = 0
-	c.mu.Unlock()
-	close(c.done)
-	for _, p := range pend {
-		p.ch <- reply{err: &ClosedError{Cause: cause}}
-	}
-	if c.cr.dl != nil {
-		// A caller reading for its answer returns now, without waiting for
-		// the stream to end; a parked role passes on, so reading ends.
-		c.interrupt()
-		c.unpark()
-	}
-}
-
-// serve is the body of every connection goroutine. The goroutine holding
-// the reading role (role) reads and dispatches messages; when one is a
-// request to run, it passes the role to an idle worker (or a new
-// goroutine) and runs the request itself, so a request is handled by the
-// goroutine that read it, with no hand-off on the critical path (a
-// leader/follower reader). Done, it waits idle for the role again; at most
-// MaxConcurrentHandlers goroutines stay idle.
-func (c *Conn) serve(role bool, j *job) {
-	defer c.wg.Done()
-	for {
-		if role {
-			next, st := c.readUntilJob()
-			switch {
-			case st == readEnded:
-				c.readWG.Done()
-				return
-			case st == roleGiven:
-				// A caller took the role with its answer; wait idle.
-				role = false
-			case c.moreBuffered() || roleHandoff == "immediate":
-				// Another message is already here: let another goroutine
-				// read it while this one runs the request.
-				c.passRole()
-				role, j = false, &next
-			default:
-				// Keep the role while the request runs; if it runs past
-				// roleHandoffDelay, a timer passes the role on, so reading
-				// (and with it a cancel for this request) never waits
-				// longer than that. A short request on an idle connection
-				// then wakes no other goroutine or thread at all: on an
-				// idle machine that wake-up costs more than the request.
-				h := &deferredHandoff{c: c}
-				h.timer = time.AfterFunc(roleHandoffDelay, h.pass)
-				c.run(next)
-				if h.keep() {
-					continue // still the reader
-				}
-				role = false
-			}
-		}
-		if j != nil {
-			c.run(*j)
-			j = nil
-		}
-		if c.idle.Add(1) > int64(c.opts.MaxConcurrentHandlers) {
-			c.idle.Add(-1)
-			return
-		}
-		select {
-		case <-c.role:
-			c.idle.Add(-1)
-			role = true
-		case <-c.baseCtx.Done():
-			c.idle.Add(-1)
-			return
-		}
-	}
-}
-
-// roleHandoff set to "immediate" (go build -ldflags
-// "-X yolop.dev/core/jsonrpc.roleHandoff=immediate") makes the reading
-// goroutine pass its role on before every request it runs, as it did
-// before the deferred hand-off; core/sdk's benchmark builds such a server
-// to measure the difference in one run.
-var roleHandoff string
-
-// roleHandoffDelay is how long the reading goroutine runs a request while
-// still holding the reading role before the role passes to another
-// goroutine.
-const roleHandoffDelay = 500 * time.Microsecond
-
-// passRole hands the reading role to an idle worker, or a new goroutine.
-func (c *Conn) passRole() {
-	select {
-	case c.role <- struct{}{}: // an idle worker takes over reading
-	default:
-		c.wg.Add(1)
-		go c.serve(true, nil)
-	}
-}
-
-// moreBuffered reports whether the reader holds the start of another
-// message already.
-func (c *Conn) moreBuffered() bool {
-	b, ok := c.reader.(interface{ Buffered() int })
-	return ok && b.Buffered() > 0
-}
-
-// A deferredHandoff passes the reading role on from a timer unless its
-// holder takes it back first; exactly one of pass and keep wins.
-type deferredHandoff struct {
-	c     *Conn
-	timer *time.Timer
-	state atomic.Int32 // 0 holding, 1 passed, 2 kept
-}
-
-func (h *deferredHandoff) pass() {
-	if h.state.CompareAndSwap(0, 1) {
-		h.c.passRole()
-	}
-}
-
-// keep stops the timer and reports whether the caller still holds the
-// role (the timer had not passed it on).
-func (h *deferredHandoff) keep() bool {
-	h.timer.Stop()
-	return h.state.CompareAndSwap(0, 2)
-}
-
-// readState is how readUntilJob ended.
-type readState int
-
-const (
-	gotJob    readState = iota // a request to run
-	readEnded                  // reading has ended
-	roleGiven                  // the reading role went to a caller
-)
-
-// readUntilJob reads and dispatches messages until one is a request to
-// run, which it returns, until reading ends, or until it hands the reading
-// role to a caller with its answer.
-func (c *Conn) readUntilJob() (job, readState) {
-	for {
-		msg, ok := c.readMessage()
-		if !ok {
-			return job{}, readEnded
-		}
-		var j job
-		run := false
-		if msg != nil {
-			j, run = c.dispatch(msg)
-		}
-		switch {
-		case run:
-			return j, gotJob
-		case c.handOver():
-			// Answering a call (an oversized message too) handed the role
-			// to its caller, who now ends reading if the connection ended.
-			return job{}, roleGiven
-		case msg != nil && c.Err() != nil:
-			c.flushSuppressed()
-			return job{}, readEnded
-		}
-	}
-}
-
-// readMessage reads the next message. It returns nil (and true) for a
-// message it skipped (an oversized one, which it answers or fails) or a
-// read it interrupted itself, and false once reading has ended.
-func (c *Conn) readMessage() ([]byte, bool) {
-	msg, err := c.reader.Read()
-	if err == nil {
-		return msg, true
-	}
-	var tl *TooLargeError
-	if errors.As(err, &tl) {
-		c.handleTooLarge(tl)
-		if c.cr.giveTo == nil && c.Err() != nil {
-			c.flushSuppressed()
-			return nil, false
-		}
-		return nil, true // a caller given the role ends reading if need be
-	}
-	if c.ownInterrupt(err) {
-		return nil, true
-	}
-	c.flushSuppressed()
-	cause := err
-	if c.opts.PeerGone != nil {
-		cause = c.opts.PeerGone(err)
-	}
-	if cause == nil {
-		cause = err
-	}
-	c.shutdown(cause)
-	return nil, false
-}
-
 // handleTooLarge answers or fails the request or call an oversized message
 // belonged to, judged from its first bytes.
 func (c *Conn) handleTooLarge(tl *TooLargeError) {
 	env, _ := parseEnvelope(tl.Prefix)
 	defer c.violation(false, fmt.Sprintf("a message over the %d-byte limit: %s", tl.Limit, truncate(tl.Prefix, 80)),
 		hclog.Error, "skipped an oversized message", "limit", tl.Limit, "prefix", truncate(tl.Prefix, 120))
-	if env.id == nil || yep.ValidateID(env.id) != nil {
+	if env.ID == nil || yep.ValidateID(env.ID) != nil {
 		return
 	}
 	if env.hasMethod() {
-		c.replyError(append(yep.ID(nil), env.id...), yep.Errorf(yep.CodeMessageTooLarge, "message exceeds %d bytes", tl.Limit))
+		c.replyError(yep.ID(env.ID), yep.Errorf(yep.CodeMessageTooLarge, "message exceeds %d bytes", tl.Limit))
 		return
 	}
-	if n, ok := yep.ID(env.id).Int64(); ok {
+	if n, ok := yep.ID(env.ID).Int64(); ok {
 		c.deliver(n, reply{err: yep.Errorf(yep.CodeMessageTooLarge, "response exceeds the %d-byte message limit", tl.Limit)})
 	}
 }
@@ -770,7 +527,7 @@ func (c *Conn) handleTooLarge(tl *TooLargeError) {
 // dispatch handles one message inline, except a request to run, which it
 // returns for the caller to run.
 func (c *Conn) dispatch(line []byte) (job, bool) {
-	if !jsonscan.Valid(line) {
+	if !json.Valid(line) {
 		c.violation(true, fmt.Sprintf("a line that is not JSON: %q", truncate(line, 80)),
 			hclog.Warn, "skipping a line that is not JSON", "line", truncate(line, 200))
 		return job{}, false
@@ -778,11 +535,11 @@ func (c *Conn) dispatch(line []byte) (job, bool) {
 	env, err := parseEnvelope(line)
 	if err != nil {
 		reason := err.Error()
-		if errors.Is(err, errNotObject) && line[jsonscan.SkipWS(line, 0)] == '[' {
+		if errors.Is(err, errNotObject) && isArray(line) {
 			reason = reasonBatch
 		}
-		if env.method != nil && env.id != nil && yep.ValidateID(env.id) == nil {
-			c.replyError(append(yep.ID(nil), env.id...), yep.Errorf(yep.CodeInvalidRequest, "invalid request: %v", err))
+		if env.Method != nil && env.ID != nil && yep.ValidateID(env.ID) == nil {
+			c.replyError(bytes.Clone(env.ID), yep.Errorf(yep.CodeInvalidRequest, "invalid request: %v", err))
 		}
 		c.failRejected(line, reason)
 		c.invalid(reason, line)
@@ -798,8 +555,8 @@ func (c *Conn) dispatch(line []byte) (job, bool) {
 		return job{}, false
 	}
 	if verr := env.validate(); verr != nil {
-		if env.id != nil && yep.ValidateID(env.id) == nil {
-			c.replyError(append(yep.ID(nil), env.id...), verr)
+		if env.ID != nil && yep.ValidateID(env.ID) == nil {
+			c.replyError(bytes.Clone(env.ID), verr)
 		}
 		c.invalid(verr.Message, line)
 		return job{}, false
@@ -810,14 +567,14 @@ func (c *Conn) dispatch(line []byte) (job, bool) {
 		return job{}, false
 	}
 	var params json.RawMessage
-	if env.params != nil && string(env.params) != "null" {
-		params = bytes.Clone(env.params)
+	if env.Params != nil && string(env.Params) != "null" {
+		params = env.Params
 	}
-	if env.id == nil || string(env.id) == "null" {
+	if env.ID == nil || string(env.ID) == "null" {
 		c.handleNotification(method, params)
 		return job{}, false
 	}
-	return c.handleRequest(method, params, bytes.Clone(env.id))
+	return c.handleRequest(method, params, yep.ID(env.ID))
 }
 
 // invalid records a skipped invalid message as a protocol violation.
@@ -837,44 +594,34 @@ func (c *Conn) failRejected(line []byte, reason string) {
 }
 
 func (c *Conn) handleResponse(env *envelope) {
-	n, ok := yep.ID(env.id).Int64()
+	n, ok := yep.ID(env.ID).Int64()
 	if !ok {
-		c.log.Debug("dropping a response to an id this side never used", "id", string(env.id))
+		c.log.Debug("dropping a response to an id this side never used", "id", string(env.ID))
 		return
 	}
 	var r reply
-	if env.err != nil {
+	if env.Error != nil {
 		e := new(yep.Error)
-		if err := json.Unmarshal(env.err, e); err != nil {
+		if err := json.Unmarshal(env.Error, e); err != nil {
 			e = yep.Errorf(yep.CodeInternalError, "malformed error object: %v", err)
 		}
 		r.err = e
 	} else {
-		r.result = bytes.Clone(env.result)
+		r.result = env.Result
 	}
 	if !c.deliver(n, r) {
 		c.log.Debug("dropping a response to an unknown or cancelled call", "id", n)
 	}
 }
 
+// deliver resolves the pending call id with r, reporting whether it was
+// pending.
 func (c *Conn) deliver(id int64, r reply) bool {
-	c.mu.Lock()
-	p, ok := c.pending[id]
-	if ok {
-		delete(c.pending, id)
-		if p.onNotify != nil {
-			c.notifyN--
-		}
-		if c.giveRoleWith(p.ch, r) {
-			c.mu.Unlock()
-			return true // sent with the role by handOver
-		}
-	}
-	c.mu.Unlock()
-	if ok {
+	p := c.take(id)
+	if p != nil {
 		p.ch <- r
 	}
-	return ok
+	return p != nil
 }
 
 func (c *Conn) handleNotification(method string, params json.RawMessage) {
@@ -924,8 +671,8 @@ func (c *Conn) routeCorrelated(method string, params json.RawMessage) bool {
 // requestID extracts the top-level "request_id" member of params.
 func requestID(params []byte) []byte {
 	var id []byte
-	_ = jsonscan.Members(params, func(key, val []byte) bool {
-		if string(key) == "request_id" {
+	_ = members(params, func(key string, val json.RawMessage) bool {
+		if key == "request_id" {
 			id = val
 			return false
 		}
@@ -968,16 +715,18 @@ func (c *Conn) handleRequest(method string, params json.RawMessage, id yep.ID) (
 	}
 	ctx, cancel := context.WithCancelCause(c.baseCtx)
 	key := string(id)
-	c.mu.Lock()
-	if _, dup := c.incoming[key]; dup {
-		c.mu.Unlock()
+	dup := false
+	c.update(func() {
+		if _, dup = c.incoming[key]; !dup {
+			c.incoming[key] = func() { cancel(errCancelledByPeer) }
+		}
+	})
+	if dup {
 		cancel(nil)
 		c.queued.Add(-1)
 		c.replyError(id, yep.Errorf(yep.CodeInvalidRequest, "request id %s is already in flight", key))
 		return job{}, false
 	}
-	c.incoming[key] = func() { cancel(errCancelledByPeer) }
-	c.mu.Unlock()
 
 	return job{method: method, params: params, id: id, key: key, ctx: ctx, cancel: cancel}, true
 }
@@ -1011,9 +760,7 @@ func (c *Conn) run(j job) {
 		// request must not be answered with a null result.
 		err = yep.ErrCancelled
 	}
-	c.mu.Lock()
-	delete(c.incoming, j.key)
-	c.mu.Unlock()
+	c.update(func() { delete(c.incoming, j.key) })
 	if errors.Is(context.Cause(ctx), errCancelledByPeer) {
 		c.replyError(j.id, yep.ErrCancelled)
 		return
@@ -1036,39 +783,42 @@ func toWireError(err error) *yep.Error {
 	return &yep.Error{Code: yep.CodeInternalError, Message: err.Error()}
 }
 
+// A request is an outgoing request, or a notification when it has no ID.
+type request struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      yep.ID `json:"id,omitempty"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+// A response is an outgoing response: Result, or Error when it is set.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      yep.ID          `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *yep.Error      `json:"error,omitempty"`
+}
+
 func (c *Conn) reply(id yep.ID, result any) {
-	buf := getBuf()
-	defer putBuf(buf)
-	buf.str(`{"jsonrpc":"2.0","id":`)
-	buf.raw(id)
-	buf.str(`,"result":`)
-	start := len(buf.B)
-	if err := appendJSON(buf, result); err != nil {
-		buf.B = buf.B[:start]
+	res, err := json.Marshal(result)
+	if err != nil {
 		c.replyError(id, yep.Errorf(yep.CodeInternalError, "encoding result: %v", err))
 		return
 	}
-	if len(buf.B) == start {
-		buf.str("null")
-	}
-	buf.ch('}')
-	if err := c.write(context.Background(), buf.B); err != nil {
-		c.log.Debug("could not send a response", "id", id.String(), "error", err)
-	}
+	c.send(response{JSONRPC: "2.0", ID: id, Result: res})
 }
 
 func (c *Conn) replyError(id yep.ID, e *yep.Error) {
-	buf := getBuf()
-	defer putBuf(buf)
-	buf.str(`{"jsonrpc":"2.0","id":`)
-	buf.raw(id)
-	buf.str(`,"error":`)
-	if err := appendJSON(buf, e); err != nil {
-		return
+	c.send(response{JSONRPC: "2.0", ID: id, Error: e})
+}
+
+func (c *Conn) send(r response) {
+	msg, err := json.Marshal(r)
+	if err == nil {
+		err = c.write(context.Background(), msg)
 	}
-	buf.ch('}')
-	if err := c.write(context.Background(), buf.B); err != nil {
-		c.log.Debug("could not send an error response", "id", id.String(), "error", err)
+	if err != nil {
+		c.log.Debug("could not send a response", "id", r.ID.String(), "error", err)
 	}
 }
 

@@ -21,8 +21,7 @@ import (
 	"yolop.dev/core/yep"
 )
 
-// pair connects two Conns over in-memory pipes (OS pipes under
-// osPipesEnv).
+// pair connects two Conns over in-memory pipes.
 func pair(t *testing.T, client, server Options) (*Conn, *Conn) {
 	t.Helper()
 	return pairOver(t, testPipe, client, server)

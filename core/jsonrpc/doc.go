@@ -36,19 +36,21 @@
 //
 // # Who reads
 //
-// Exactly one goroutine reads at a time; the reading role moves between
-// goroutines so that a message is usually handled by the goroutine that
-// read it. On the serving side the reader runs a short request itself
-// (the role passes to another goroutine if it runs past 500 µs, or at once
-// when another message is already buffered). On the calling side, when
-// the stream takes read deadlines (its reader has SetReadDeadline(time.Time)
-// error, as *os.File pipes and net.Conns do) and the framing is [NDJSON],
-// the caller of the only outstanding call reads its own answer: the
-// reader hands it the role with the answer, the caller keeps the role
-// parked for 500 µs, and a call made in that time reads its own answer
-// with no other goroutine woken. A cancelled or closed call interrupts its
-// read with a deadline and returns at once. A message that arrives while
-// the role is parked waits at most those 500 µs to be read. Streams
-// without deadlines (in-memory pipes, gRPC streams) keep a reading
-// goroutine that hands each answer to its caller.
+// Exactly one goroutine reads at a time, in the same way whatever the
+// stream: a caller always waits for its answer, which the reader hands
+// it. On the serving side the reader runs a short request itself, so a
+// request is usually handled by the goroutine that read it; the reading
+// role passes to a waiting worker (or a new goroutine) at once when more
+// input is already buffered, or once the request has run 500 µs, so
+// reading, and with it a cancel for the request, never waits longer.
+// Workers are reused; at most [Options.MaxConcurrentHandlers] wait idle.
+// Every change to the connection's shared state goes through one
+// function under one lock (see state.go).
+//
+// # Encoding
+//
+// Messages are encoded and decoded with encoding/json, matching keys
+// case-sensitively: a result member spelled "OUTPUT" does not fill a field
+// named "output", so a message has the meaning a case-sensitive peer
+// gives it.
 package jsonrpc

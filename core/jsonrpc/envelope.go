@@ -1,25 +1,31 @@
 package jsonrpc
 
 import (
-	"encoding/json"
+	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 
-	"yolop.dev/core/internal/jsonscan"
-
+	"yolop.dev/core/internal/json"
 	"yolop.dev/core/yep"
 )
 
-// envelope is a JSON-RPC message split into its raw top-level members. Its
-// slices alias the line they were parsed from.
+// envelope is a JSON-RPC message with its payloads left raw. A member that
+// is absent is nil; one that is null holds "null".
 type envelope struct {
-	jsonrpc, id, method, params, result, err []byte
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
-func (e *envelope) hasMethod() bool { return e.method != nil }
+func (e *envelope) hasMethod() bool { return e.Method != nil }
 
 var envelopeKeys = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
 
@@ -37,76 +43,122 @@ type memberFault struct {
 
 func (f *memberFault) Error() string { return fmt.Sprintf("%s member %q", f.kind, f.key) }
 
-// parseEnvelope splits a JSON object into its envelope members without
-// decoding the payloads. A member that appears twice, or whose name differs
-// from an envelope member only by case, is refused, so a message has one
-// meaning (encoding/json would match keys case-insensitively and let the
-// last duplicate win). Input cut short (the prefix of an oversized
-// message) returns the members seen before the cut with errTruncated.
+// parseEnvelope decodes a JSON object into its envelope members. A member
+// that appears twice, or whose name differs from an envelope member only
+// by case, is refused, so a message has one meaning (encoding/json would
+// let the last duplicate win). Input cut short (the prefix of an
+// oversized message) returns the members seen before the cut with
+// errTruncated.
 func parseEnvelope(b []byte) (envelope, error) {
 	var env envelope
+	seen := map[string]bool{}
 	var fault error
-	err := jsonscan.Members(b, func(key, val []byte) bool {
-		slot := env.slot(key)
-		if slot == nil {
-			for _, k := range envelopeKeys {
-				if len(k) == len(key) && strings.EqualFold(k, string(key)) {
-					fault = &memberFault{kind: "case-variant", key: string(key)}
-					return false
-				}
+	err := members(b, func(key string, val json.RawMessage) bool {
+		for _, k := range envelopeKeys {
+			switch {
+			case key == k && seen[k]:
+				fault = &memberFault{kind: "duplicate", key: key}
+			case key == k:
+				seen[k] = true
+				env.set(k, val) // kept for a truncated message
+			case strings.EqualFold(key, k):
+				fault = &memberFault{kind: "case-variant", key: key}
 			}
-			return true
 		}
-		if *slot != nil {
-			fault = &memberFault{kind: "duplicate", key: string(key)}
-			return false
-		}
-		*slot = val
-		return true
+		return fault == nil
 	})
 	switch {
 	case fault != nil:
 		return env, fault
-	case errors.Is(err, jsonscan.ErrTruncated):
+	case errors.Is(err, io.ErrUnexpectedEOF):
 		return env, errTruncated
 	case err != nil:
+		return env, errNotObject
+	}
+	env = envelope{}
+	if err := json.Unmarshal(b, &env); err != nil {
 		return env, errNotObject
 	}
 	return env, nil
 }
 
-func (e *envelope) slot(key []byte) *[]byte {
-	switch string(key) {
+// set fills the member named key, for the members of a truncated message.
+func (e *envelope) set(key string, val json.RawMessage) {
+	switch key {
 	case "jsonrpc":
-		return &e.jsonrpc
+		e.JSONRPC = val
 	case "id":
-		return &e.id
+		e.ID = val
 	case "method":
-		return &e.method
+		e.Method = val
 	case "params":
-		return &e.params
+		e.Params = val
 	case "result":
-		return &e.result
+		e.Result = val
 	case "error":
-		return &e.err
+		e.Error = val
+	}
+}
+
+// members calls fn with each top-level member of the JSON object b, in
+// order, until fn returns false. Its values are complete JSON values; a
+// value cut short by the end of b is not passed, and members then returns
+// io.ErrUnexpectedEOF. Input that is not an object is an error.
+//
+// It walks the object with encoding/json's tokenizer rather than decoding
+// it into a struct or map, because those keep one of two duplicate
+// members and cannot read a message cut short: what the envelope checks
+// and the id-finder need.
+func members(b []byte, fn func(key string, val json.RawMessage) bool) error {
+	dec := stdjson.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return eofIsTruncated(err)
+	}
+	if tok != stdjson.Delim('{') {
+		return errNotObject
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return eofIsTruncated(err)
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return eofIsTruncated(err)
+		}
+		if !fn(key, val) {
+			return nil
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return eofIsTruncated(err)
 	}
 	return nil
+}
+
+func eofIsTruncated(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // validate checks the shape of a request or notification (an envelope with
 // a method) after a successful parse.
 func (e *envelope) validate() *yep.Error {
-	if e.jsonrpc != nil && string(e.jsonrpc) != `"2.0"` {
+	if e.JSONRPC != nil && string(e.JSONRPC) != `"2.0"` {
 		return yep.Errorf(yep.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
-	if len(e.method) < 2 || e.method[0] != '"' {
+	if len(e.Method) < 2 || e.Method[0] != '"' {
 		return yep.Errorf(yep.CodeInvalidRequest, `invalid request: "method" must be a string`)
 	}
-	if e.result != nil || e.err != nil {
+	if e.Result != nil || e.Error != nil {
 		return yep.Errorf(yep.CodeInvalidRequest, `invalid request: a request cannot carry "result" or "error"`)
 	}
-	if e.id != nil && string(e.id) != "null" {
-		if err := yep.ValidateID(e.id); err != nil {
+	if e.ID != nil && string(e.ID) != "null" {
+		if err := yep.ValidateID(e.ID); err != nil {
 			return yep.Errorf(yep.CodeInvalidRequest, "invalid request: %v", err)
 		}
 	}
@@ -119,18 +171,18 @@ func (e *envelope) validate() *yep.Error {
 // it.
 func (e *envelope) responseFault() string {
 	switch {
-	case e.jsonrpc == nil:
+	case e.JSONRPC == nil:
 		return `no "jsonrpc" member; a response carries "jsonrpc":"2.0"`
-	case string(e.jsonrpc) != `"2.0"`:
-		return fmt.Sprintf(`"jsonrpc" is %s, not "2.0"`, truncate(e.jsonrpc, 40))
-	case e.result != nil && e.err != nil:
+	case string(e.JSONRPC) != `"2.0"`:
+		return fmt.Sprintf(`"jsonrpc" is %s, not "2.0"`, truncate(e.JSONRPC, 40))
+	case e.Result != nil && e.Error != nil:
 		return "both result and error"
-	case e.result == nil && e.err == nil:
+	case e.Result == nil && e.Error == nil:
 		return "neither result nor error"
 	}
-	if e.id != nil && string(e.id) != "null" {
-		if yep.ValidateID(e.id) != nil {
-			return fmt.Sprintf(`"id" is %s, not a string or an integer; send the request's id back exactly as it came`, truncate(e.id, 40))
+	if e.ID != nil && string(e.ID) != "null" {
+		if yep.ValidateID(e.ID) != nil {
+			return fmt.Sprintf(`"id" is %s, not a string or an integer; send the request's id back exactly as it came`, truncate(e.ID, 40))
 		}
 	}
 	return ""
@@ -158,6 +210,12 @@ func callID(raw []byte) (int64, bool) {
 // reasonBatch is the violation of a line holding a JSON array.
 const reasonBatch = "a batch (JSON array) of messages; YEP sends one object per line"
 
+// isArray reports whether the JSON value b is an array.
+func isArray(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
+}
+
 // rejectedResponseIDs returns the ids named by the responses in a line the
 // connection rejected, so the calls they answer can fail at once instead of
 // waiting for their timeout. Every member spelled "id" in any letter case
@@ -166,49 +224,31 @@ const reasonBatch = "a batch (JSON array) of messages; YEP sends one object per 
 // lives in the peer's id space and names none of this side's calls. For a
 // batch array, each object element is judged on its own.
 func rejectedResponseIDs(line []byte) [][]byte {
-	i := jsonscan.SkipWS(line, 0)
-	if i >= len(line) {
+	if !isArray(line) {
+		return responseIDs(line, nil)
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(line, &elems) != nil {
 		return nil
 	}
-	switch line[i] {
-	case '{':
-		return responseIDs(line, nil)
-	case '[':
-		var ids [][]byte
-		i++
-		for {
-			i = jsonscan.SkipWS(line, i)
-			if i >= len(line) || line[i] == ']' {
-				return ids
-			}
-			if line[i] == ',' {
-				i++
-				continue
-			}
-			end := jsonscan.SkipValue(line, i)
-			if end < 0 {
-				return ids
-			}
-			if line[i] == '{' {
-				ids = responseIDs(line[i:end], ids)
-			}
-			i = end
-		}
+	var ids [][]byte
+	for _, e := range elems {
+		ids = responseIDs(e, ids)
 	}
-	return nil
+	return ids
 }
 
 // responseIDs appends the id candidates of one object to ids, unless the
-// object is a request.
+// object is a request. A value that is not an object has none.
 func responseIDs(obj []byte, ids [][]byte) [][]byte {
 	var found [][]byte
 	request := false
-	_ = jsonscan.Members(obj, func(key, val []byte) bool {
+	_ = members(obj, func(key string, val json.RawMessage) bool {
 		switch {
-		case strings.EqualFold(string(key), "method"):
+		case strings.EqualFold(key, "method"):
 			request = true
 			return false
-		case strings.EqualFold(string(key), "id"):
+		case strings.EqualFold(key, "id"):
 			found = append(found, val)
 		}
 		return true
@@ -221,13 +261,7 @@ func responseIDs(obj []byte, ids [][]byte) [][]byte {
 
 // methodName decodes the method string.
 func (e *envelope) methodName() (string, error) {
-	raw := e.method[1 : len(e.method)-1]
-	for _, c := range raw {
-		if c == '\\' {
-			var s string
-			err := json.Unmarshal(e.method, &s)
-			return s, err
-		}
-	}
-	return yep.Intern(raw), nil
+	var s string
+	err := json.Unmarshal(e.Method, &s)
+	return s, err
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"yolop.dev/core/internal/jsonscan"
+	"yolop.dev/core/internal/json"
 )
 
 // DefaultMaxMessageSize is the largest message a reader accepts when no
@@ -95,19 +95,7 @@ type lineReader struct {
 	br  *bufio.Reader
 	max int
 	buf []byte
-	// resume says buf holds the start of a line whose read failed (a read
-	// deadline the connection set to interrupt a reading caller); the next
-	// Read continues it.
-	resume bool
-	// discarding says a read failed that way while skipping the rest of an
-	// oversized line, whose first bytes prefix keeps.
-	discarding bool
-	prefix     []byte
 }
-
-// resumable marks a MessageReader whose Read may fail with a read
-// deadline's error and be called again without losing data.
-func (l *lineReader) resumable() {}
 
 // Buffered reports how many bytes of further messages are already read.
 func (l *lineReader) Buffered() int { return l.br.Buffered() }
@@ -137,13 +125,6 @@ func (l *lineReader) Read() ([]byte, error) {
 // readLine reads up to and excluding the next '\n' with bounded memory.
 func (l *lineReader) readLine() ([]byte, error) {
 	l.grow() // the line last returned is no longer in use
-	if l.discarding {
-		return nil, l.discard(bufio.ErrBufferFull)
-	}
-	if l.resume {
-		l.resume = false
-		return l.readRest()
-	}
 	frag, err := l.br.ReadSlice('\n')
 	if err == nil {
 		if len(frag)-1 > l.max {
@@ -159,10 +140,6 @@ func (l *lineReader) readLine() ([]byte, error) {
 			}
 			l.buf = append(l.buf[:0], frag...)
 			return l.buf, nil
-		}
-		if len(frag) > 0 {
-			l.buf = append(l.buf[:0], frag...)
-			l.resume = true
 		}
 		return nil, err
 	}
@@ -197,7 +174,6 @@ func (l *lineReader) readRest() ([]byte, error) {
 			}
 			return nil, io.EOF
 		default:
-			l.resume = true
 			return nil, err
 		}
 	}
@@ -205,23 +181,17 @@ func (l *lineReader) readRest() ([]byte, error) {
 
 // discard skips the rest of an oversized line, keeping a prefix.
 func (l *lineReader) discard(err error) error {
-	if !l.discarding {
-		l.prefix = append([]byte(nil), l.buf[:min(len(l.buf), prefixKeep)]...)
-		if cap(l.buf) > 1<<20 {
-			l.buf = nil // do not pin a huge buffer
-		}
+	prefix := append([]byte(nil), l.buf[:min(len(l.buf), prefixKeep)]...)
+	if cap(l.buf) > 1<<20 {
+		l.buf = nil // do not pin a huge buffer
 	}
-	l.discarding = false
 	for err == bufio.ErrBufferFull {
 		_, err = l.br.ReadSlice('\n')
 	}
 	if err != nil && err != io.EOF {
-		l.discarding = true
 		return err
 	}
-	tl := &TooLargeError{Limit: l.max, Prefix: l.prefix}
-	l.prefix = nil
-	return tl
+	return &TooLargeError{Limit: l.max, Prefix: prefix}
 }
 
 type lineWriter struct {
@@ -333,4 +303,4 @@ func (h *headerWriter) Write(msg []byte) error {
 	return err
 }
 
-func jsonValid(b []byte) bool { return jsonscan.Valid(b) }
+func jsonValid(b []byte) bool { return json.Valid(b) }

@@ -19,7 +19,7 @@ var envelopeSeeds = []string{
 	`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
 }
 
-// FuzzParseEnvelope checks the envelope splitter against encoding/json:
+// FuzzParseEnvelope checks the envelope parser:
 // on valid JSON it never panics, and every member it returns is itself
 // valid JSON.
 func FuzzParseEnvelope(f *testing.F) {
@@ -31,7 +31,7 @@ func FuzzParseEnvelope(f *testing.F) {
 		if err != nil || !bytesValid(b) {
 			return
 		}
-		for _, m := range [][]byte{env.jsonrpc, env.id, env.method, env.params, env.result, env.err} {
+		for _, m := range [][]byte{env.JSONRPC, env.ID, env.Method, env.Params, env.Result, env.Error} {
 			if m != nil && !bytesValid(m) {
 				t.Fatalf("member %q of %q is not valid JSON", m, b)
 			}

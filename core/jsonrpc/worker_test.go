@@ -70,7 +70,7 @@ func TestWorkersAreReusedAndBounded(t *testing.T) {
 	// short request itself, or a worker answers and goes idle; none is
 	// started per call.
 	for deadline := time.Now().Add(testdeadline.Left(t)); ; time.Sleep(time.Millisecond) {
-		n, now := s.idle.Load(), runtime.NumGoroutine()
+		n, now := idleWorkers(s), runtime.NumGoroutine()
 		if n <= 4 && now <= first+4 {
 			break
 		}
@@ -91,7 +91,7 @@ func TestWorkersAreReusedAndBounded(t *testing.T) {
 	// Surplus workers exit once their request is answered; wait for it.
 	deadline := time.Now().Add(testdeadline.Left(t))
 	for {
-		n, after := s.idle.Load(), runtime.NumGoroutine()
+		n, after := idleWorkers(s), runtime.NumGoroutine()
 		if n <= 4 && after <= before+4 {
 			break
 		}
@@ -160,4 +160,11 @@ func TestLongRequestsPassTheReadingRole(t *testing.T) {
 	if err := c.Call(ctx, "callback", nil, &got); err != nil || got != "pong" {
 		t.Fatalf("a request calling back to the peer = %q, %v; its answer must be read while it runs", got, err)
 	}
+}
+
+// idleWorkers returns how many workers wait for the reading role.
+func idleWorkers(c *Conn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.idle
 }

@@ -83,11 +83,6 @@ func (h *Instance) OwnPIDNamespace() bool { return h.p.pidns }
 
 type stdoutReader struct{ h *Instance }
 
-// SetReadDeadline sets the read deadline of the server's stdout pipe. A
-// core/jsonrpc connection uses it to let a caller read its own answer
-// (and to interrupt that read when the call is cancelled).
-func (r *stdoutReader) SetReadDeadline(t time.Time) error { return r.h.p.stdout.SetReadDeadline(t) }
-
 func (r *stdoutReader) Read(b []byte) (int, error) {
 	p := r.h.p
 	n, err := p.stdout.Read(b)

@@ -560,31 +560,3 @@ func TestKillWithEscapedDescendant(t *testing.T) {
 		t.Errorf("escapee %d died: the test no longer exercises an escaped descendant", epid)
 	}
 }
-
-// TestStdoutTakesReadDeadlines: the instance's stdout takes read
-// deadlines, which core/jsonrpc uses to let a caller read its own answer
-// and to interrupt that read; an interrupted read loses nothing.
-func TestStdoutTakesReadDeadlines(t *testing.T) {
-	inst := start(t, stdio.New(stdio.Options{}), fakeSpec(t, "echoext", "echo", nil))
-	dl, ok := inst.Stdout().(interface{ SetReadDeadline(time.Time) error })
-	if !ok {
-		t.Fatal("the instance's stdout has no SetReadDeadline")
-	}
-	if err := dl.SetReadDeadline(time.Now()); err != nil {
-		t.Fatalf("SetReadDeadline: %v", err)
-	}
-	buf := make([]byte, 64)
-	if _, err := inst.Stdout().Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("read past the deadline = %v, want os.ErrDeadlineExceeded", err)
-	}
-	if err := dl.SetReadDeadline(time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(inst.Stdin(), "ping\n"); err != nil {
-		t.Fatal(err)
-	}
-	n, err := io.ReadAtLeast(inst.Stdout(), buf, len("ping\n"))
-	if err != nil || string(buf[:n]) != "ping\n" {
-		t.Fatalf("read after clearing the deadline = %q, %v", buf[:n], err)
-	}
-}
