@@ -43,8 +43,9 @@ func (c Capabilities) Has(token string) bool { return slices.Contains(c, token) 
 // and values this package does not know are kept verbatim.
 type CapabilityParams map[string]json.RawMessage
 
-// Decode decodes the params of token into v. It reports false, with a nil
-// error, when token has no params.
+// Decode decodes the params of token into v, matching object keys to
+// v's fields case-sensitively. It reports false, with a nil error, when
+// token has no params.
 func (p CapabilityParams) Decode(token string, v any) (bool, error) {
 	raw, ok := p[token]
 	if !ok || len(raw) == 0 || string(raw) == "null" {
