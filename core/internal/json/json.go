@@ -42,19 +42,20 @@ func Marshal(v any) ([]byte, error) {
 // Unmarshal parses the JSON-encoded data and stores the result in the
 // value pointed to by v, as [encoding/json.Unmarshal] does, except that
 // an object key that matches a struct field's JSON name only when case
-// is ignored is an error. Unknown keys are ignored as before, and map
-// keys are taken as they are.
+// is ignored is an error, and leaves v unchanged. Unknown keys are
+// ignored as before, and map keys are taken as they are.
 func Unmarshal(data []byte, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := checkCase(data, reflect.TypeOf(v)); err != nil {
 		return err
 	}
-	return checkCase(data, reflect.TypeOf(v))
+	return json.Unmarshal(data, v)
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// checkCase walks valid JSON data alongside type t and reports the first
-// object key that would fill a struct field only by folding case.
+// checkCase walks JSON data alongside type t and reports the first object
+// key that would fill a struct field only by folding case, or the syntax
+// error that json.Unmarshal would report.
 func checkCase(data []byte, t reflect.Type) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -1,6 +1,7 @@
 package json
 
 import (
+	stdjson "encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,6 +56,9 @@ func TestUnmarshalCaseSensitive(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.bad) {
 					t.Fatalf("Unmarshal(%s) = %v, want an error naming key %s", tt.in, err, tt.bad)
 				}
+				if !reflect.DeepEqual(got, outer{}) {
+					t.Errorf("Unmarshal(%s) failed but changed v to %+v", tt.in, got)
+				}
 				return
 			}
 			if err != nil {
@@ -67,10 +71,15 @@ func TestUnmarshalCaseSensitive(t *testing.T) {
 	}
 }
 
-func TestUnmarshalSyntaxError(t *testing.T) {
-	var v outer
-	if err := Unmarshal([]byte(`{"id":`), &v); err == nil {
-		t.Fatal("Unmarshal of truncated JSON succeeded")
+// TestUnmarshalErrorsStayEncodingJSONs checks that malformed input gets
+// encoding/json's own error.
+func TestUnmarshalErrorsStayEncodingJSONs(t *testing.T) {
+	for _, in := range []string{`{"id":`, `{"inner":{"name":1}}`, `{"list":{}}`, `[1]`, `{"inner":{"name":"a"} "x"}`} {
+		var got, want outer
+		err, wantErr := Unmarshal([]byte(in), &got), stdjson.Unmarshal([]byte(in), &want)
+		if err == nil || wantErr == nil || err.Error() != wantErr.Error() {
+			t.Errorf("Unmarshal(%s) = %v, encoding/json says %v", in, err, wantErr)
+		}
 	}
 }
 
