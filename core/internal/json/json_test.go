@@ -92,3 +92,29 @@ func TestMarshalNoHTMLEscape(t *testing.T) {
 		t.Errorf("Marshal = %s, want %s", got, want)
 	}
 }
+
+// FuzzUnmarshal checks Unmarshal against encoding/json: it decodes what
+// encoding/json decodes, the same way, except that it refuses a key
+// matching a field only when case is ignored, and then names that key.
+func FuzzUnmarshal(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"1","inner":{"name":"a"},"kind":"k","Untaged":"u"}`,
+		`{"ID":"1"}`, `{"list":[{"name":"a"},{"nAme":"b"}]}`,
+		`{"by_key":{"Name":{"name":"a"}}}`, `{"raw":{"ID":1}}`, `{"ptr":null}`,
+		`{"id":"\u0049"}`, `{"\u0069d":"x"}`, `{"ſ":1}`, `{"id":1}`, `[]`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var got, want outer
+		err, wantErr := Unmarshal(in, &got), stdjson.Unmarshal(in, &want)
+		switch {
+		case err == nil && wantErr != nil:
+			t.Fatalf("Unmarshal(%q) succeeded, encoding/json says %v", in, wantErr)
+		case err == nil && !reflect.DeepEqual(got, want):
+			t.Fatalf("Unmarshal(%q) = %+v, encoding/json gives %+v", in, got, want)
+		case err != nil && wantErr == nil && !strings.Contains(err.Error(), "keys are case-sensitive"):
+			t.Fatalf("Unmarshal(%q) = %v, encoding/json accepts it", in, err)
+		}
+	})
+}
