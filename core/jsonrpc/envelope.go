@@ -43,12 +43,13 @@ type memberFault struct {
 
 func (f *memberFault) Error() string { return fmt.Sprintf("%s member %q", f.kind, f.key) }
 
-// parseEnvelope decodes a JSON object into its envelope members. A member
-// that appears twice, or whose name differs from an envelope member only
-// by case, is refused, so a message has one meaning (encoding/json would
-// let the last duplicate win). Input cut short (the prefix of an
-// oversized message) returns the members seen before the cut with
-// errTruncated.
+// parseEnvelope decodes a JSON object into its envelope members, walking
+// it with encoding/json's tokenizer (see members): encoding/json's struct
+// decoding would let the last of two duplicates win. A member that
+// appears twice, or whose name differs from an envelope member only by
+// case, is refused, so a message has one meaning. Input cut short (the
+// prefix of an oversized message) returns the members seen before the cut
+// with errTruncated.
 func parseEnvelope(b []byte) (envelope, error) {
 	var env envelope
 	seen := map[string]bool{}
@@ -60,7 +61,7 @@ func parseEnvelope(b []byte) (envelope, error) {
 				fault = &memberFault{kind: "duplicate", key: key}
 			case key == k:
 				seen[k] = true
-				env.set(k, val) // kept for a truncated message
+				env.set(k, val)
 			case strings.EqualFold(key, k):
 				fault = &memberFault{kind: "case-variant", key: key}
 			}
@@ -75,14 +76,10 @@ func parseEnvelope(b []byte) (envelope, error) {
 	case err != nil:
 		return env, errNotObject
 	}
-	env = envelope{}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return env, errNotObject
-	}
 	return env, nil
 }
 
-// set fills the member named key, for the members of a truncated message.
+// set fills the member named key.
 func (e *envelope) set(key string, val json.RawMessage) {
 	switch key {
 	case "jsonrpc":

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -17,11 +18,14 @@ var envelopeSeeds = []string{
 	`[{"jsonrpc":"2.0"}]`,
 	`{"a":[{"b":"}"}],"id":3,"result":null}`,
 	`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"paramſ":{},"method":"x"}`,
+	`{"jsonrpc":"2.0","id": 1 ,"result": {"a" : 1} }`,
 }
 
-// FuzzParseEnvelope checks the envelope parser:
-// on valid JSON it never panics, and every member it returns is itself
-// valid JSON.
+// FuzzParseEnvelope checks the envelope parser against encoding/json: it
+// never panics, every member it returns is itself valid JSON, and a
+// message it accepts has the members encoding/json decodes from it (so
+// refusing duplicates and case variants is all it adds).
 func FuzzParseEnvelope(f *testing.F) {
 	for _, s := range envelopeSeeds {
 		f.Add([]byte(s))
@@ -34,6 +38,16 @@ func FuzzParseEnvelope(f *testing.F) {
 		for _, m := range [][]byte{env.JSONRPC, env.ID, env.Method, env.Params, env.Result, env.Error} {
 			if m != nil && !bytesValid(m) {
 				t.Fatalf("member %q of %q is not valid JSON", m, b)
+			}
+		}
+		var want envelope
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("parseEnvelope accepted %q, which encoding/json refuses: %v", b, err)
+		}
+		got := [][]byte{env.JSONRPC, env.ID, env.Method, env.Params, env.Result, env.Error}
+		for i, w := range [][]byte{want.JSONRPC, want.ID, want.Method, want.Params, want.Result, want.Error} {
+			if !bytes.Equal(got[i], w) || (got[i] == nil) != (w == nil) {
+				t.Fatalf("member %s of %q = %q, encoding/json decodes %q", envelopeKeys[i], b, got[i], w)
 			}
 		}
 	})
