@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,50 +52,13 @@ func (a *app) extConfigField(use, short string, run func(cmd *cobra.Command, h *
 func (a *app) extConfigGetCmd() *cobra.Command {
 	return a.extConfigField("get <name> [field]", "Print a field's value, or every field's (a default, marked, when unset)",
 		func(cmd *cobra.Command, h *harness.Harness, m *packaging.Manifest, args []string) error {
-			if len(args) == 1 {
-				return a.extConfigList(cmd, h, m)
-			}
-			v, set, err := h.Resolver().GetField(cmd.Context(), m, args[1])
+			text, err := h.ConfigText(cmd.Context(), m, strings.Join(args[1:], ""))
 			if err != nil {
 				return err
 			}
-			switch {
-			case set:
-				fmt.Fprintln(a.stdout, config.FormatValue(v))
-			case v != nil:
-				fmt.Fprintf(a.stdout, "%s (default; not set in %s)\n", config.FormatValue(v), h.Settings().Path())
-			default:
-				fmt.Fprintf(a.stdout, "(not set in %s)\n", h.Settings().Path())
-			}
-			return nil
+			_, err = fmt.Fprint(a.stdout, text)
+			return err
 		})
-}
-
-// extConfigList prints every config field of m: its value, its default
-// (marked), or that it is unset; a secret only by name.
-func (a *app) extConfigList(cmd *cobra.Command, h *harness.Harness, m *packaging.Manifest) error {
-	vals, err := h.Resolver().Values(cmd.Context(), m)
-	if err != nil {
-		return err
-	}
-	if len(vals) == 0 {
-		fmt.Fprintf(a.stdout, "extension %s declares no config fields\n", m.Name)
-		return nil
-	}
-	for _, v := range vals {
-		switch {
-		case v.Field.Secret:
-			fmt.Fprintf(a.stdout, "%s: secret, not shown; see `yolop ext secret list %s`\n", v.Field.Name, m.Name)
-		case v.Set:
-			fmt.Fprintf(a.stdout, "%s = %s\n", v.Field.Name, config.FormatValue(v.Value))
-		case v.Value != nil:
-			fmt.Fprintf(a.stdout, "%s = %s (default)\n", v.Field.Name, config.FormatValue(v.Value))
-		default:
-			fmt.Fprintf(a.stdout, "%s: not set\n", v.Field.Name)
-		}
-	}
-	fmt.Fprintf(a.stdout, "(values from %s; a default applies where nothing is set)\n", h.Settings().Path())
-	return nil
 }
 
 func (a *app) extConfigSetCmd() *cobra.Command {

@@ -30,17 +30,27 @@ func (a *app) consent(yes bool, rerun string) manager.Consent {
 			fmt.Fprintf(a.stdout, "%s %s: approved with --yes\n", verb, p.Name)
 			return nil
 		}
-		f, ok := a.stdin.(*os.File)
-		if !ok || !term.IsTerminal(int(f.Fd())) {
+		switch ok, tty := a.askYes(fmt.Sprintf("%s %s? [y/N] ", verb, p.Name)); {
+		case !tty:
 			return fmt.Errorf("%w: there is no terminal to ask on, and nothing was changed; read the summary above, then re-run with --yes to approve it:\n  %s --yes", packaging.ErrNotApproved, rerun)
+		case !ok:
+			return fmt.Errorf("%w: declined, nothing was changed", packaging.ErrNotApproved)
 		}
-		fmt.Fprintf(a.stdout, "%s %s? [y/N] ", verb, p.Name)
-		line, _ := bufio.NewReader(f).ReadString('\n')
-		if ans := strings.ToLower(strings.TrimSpace(line)); ans == "y" || ans == "yes" {
-			return nil
-		}
-		return fmt.Errorf("%w: declined, nothing was changed", packaging.ErrNotApproved)
+		return nil
 	}
+}
+
+// askYes asks question on the terminal and reports whether the answer is
+// y or yes; tty is false, and nothing is asked, without a terminal.
+func (a *app) askYes(question string) (yes, tty bool) {
+	f, ok := a.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false, false
+	}
+	fmt.Fprint(a.stdout, question)
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	ans := strings.ToLower(strings.TrimSpace(line))
+	return ans == "y" || ans == "yes", true
 }
 
 func (a *app) extInstallCmd() *cobra.Command {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	mcpclient "yolop.dev/mcp/client"
 )
@@ -41,43 +38,21 @@ Use it before a session without a terminal (a pipe, a script), or pass
 			if err != nil {
 				return err
 			}
-			rev, err := mcpclient.ReviewFile(filepath.Join(ws, mcpclient.FileName))
-			if err != nil {
-				return fmt.Errorf("yolop mcp approve: %w", err)
-			}
-			if rev == nil {
-				fmt.Fprintf(a.stdout, "%s has no %s: nothing to approve\n", ws, mcpclient.FileName)
+			confirm := func() error {
+				if yes {
+					return nil
+				}
+				switch ok, tty := a.askYes("Approve these MCP servers? [y/N] "); {
+				case !tty:
+					return errors.New("there is no terminal to ask on, and nothing was approved; read the summary above, then re-run with --yes to approve it")
+				case !ok:
+					return errors.New("declined, nothing was approved")
+				}
 				return nil
 			}
-			approvals := mcpclient.NewApprovals(h.ConfigDir())
-			prev, err := approvals.Lookup(ws)
-			if err != nil {
+			if err := mcpclient.ApproveWorkspace(cmd.Context(), ws, mcpclient.NewApprovals(h.ConfigDir()), a.stdout, confirm); err != nil {
 				return fmt.Errorf("yolop mcp approve: %w", err)
 			}
-			if prev != nil && prev.Digest == rev.Digest {
-				fmt.Fprintf(a.stdout, "%s is already approved (%s)\n", rev.Path, rev.Digest)
-				return nil
-			}
-			text := rev.Summary()
-			if prev != nil {
-				text = rev.Path + " changed since you approved it:\n" + rev.Diff(prev)
-			}
-			fmt.Fprint(a.stdout, text)
-			if !yes {
-				f, ok := a.stdin.(*os.File)
-				if !ok || !term.IsTerminal(int(f.Fd())) {
-					return errors.New("yolop mcp approve: there is no terminal to ask on, and nothing was approved; read the summary above, then re-run with --yes to approve it")
-				}
-				fmt.Fprint(a.stdout, "Approve these MCP servers? [y/N] ")
-				line, _ := bufio.NewReader(f).ReadString('\n')
-				if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-					return errors.New("yolop mcp approve: declined, nothing was approved")
-				}
-			}
-			if err := approvals.Approve(cmd.Context(), ws, rev); err != nil {
-				return fmt.Errorf("yolop mcp approve: %w", err)
-			}
-			fmt.Fprintf(a.stdout, "approved %s (%s): sessions in %s start its servers until the file changes\n", rev.Path, rev.Digest, ws)
 			return nil
 		},
 	}

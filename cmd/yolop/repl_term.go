@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"os"
-	"strings"
 	"sync"
 
 	"golang.org/x/term"
@@ -59,7 +58,7 @@ func openTerm(in, out *os.File, hist *harness.History, interrupt func() bool, co
 		if key != '\t' {
 			return "", 0, false
 		}
-		return completeLine(line, pos, complete)
+		return harness.CompleteLine(line, pos, complete(line[:pos]))
 	}
 	go func() {
 		defer close(ti.pumped)
@@ -105,47 +104,6 @@ func (ti *termIO) Answer(prompt string, secret bool) (string, error) {
 	ti.t.SetPrompt(prompt)
 	defer ti.t.SetPrompt("yolop> ")
 	return ti.t.ReadLine()
-}
-
-// completeLine completes the word before pos: a /command, or a tool name
-// after "/call ". One match is completed with a space after it; several
-// are completed to their common prefix.
-func completeLine(line string, pos int, complete func(string) []string) (string, int, bool) {
-	head, tail := line[:pos], line[pos:]
-	cands := complete(head)
-	if len(cands) == 0 {
-		return "", 0, false
-	}
-	start := strings.LastIndexByte(head, ' ') + 1
-	word := head[start:]
-	var match []string
-	for _, c := range cands {
-		if strings.HasPrefix(c, word) {
-			match = append(match, c)
-		}
-	}
-	if len(match) == 0 {
-		return "", 0, false
-	}
-	done := commonPrefix(match)
-	if len(match) == 1 {
-		done += " "
-	}
-	if done == word {
-		return "", 0, false
-	}
-	next := head[:start] + done
-	return next + tail, len(next), true
-}
-
-func commonPrefix(ss []string) string {
-	p := ss[0]
-	for _, s := range ss[1:] {
-		for !strings.HasPrefix(s, p) {
-			p = p[:len(p)-1]
-		}
-	}
-	return p
 }
 
 // A ttyBuffer holds what the terminal sent until the line editor reads it.

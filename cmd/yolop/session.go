@@ -331,16 +331,7 @@ func (r *repl) withInterrupt(ctx context.Context, interrupts chan os.Signal, f f
 // answer. A secret is read with echo off on a terminal and acknowledged
 // with "(saved)", never shown.
 func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAskResult, error) {
-	prompt := fmt.Sprintf("[%s asks] %s", ext, p.Prompt)
-	if len(p.Options) > 0 {
-		for i, o := range p.Options {
-			prompt += fmt.Sprintf("\n  %d) %s", i+1, o)
-		}
-		prompt += "\nchoose a number: "
-	} else if p.Placeholder != "" {
-		prompt += fmt.Sprintf(" (%s)", p.Placeholder)
-	}
-	r.event("ask", map[string]any{"extension": ext, "prompt": p.Prompt, "secret": p.Secret, "options": p.Options}, prompt)
+	r.event("ask", map[string]any{"extension": ext, "prompt": p.Prompt, "secret": p.Secret, "options": p.Options}, harness.AskPrompt(ext, p))
 	var answer string
 	var ok bool
 	if r.term != nil {
@@ -358,13 +349,7 @@ func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAs
 		r.event("ask_result", map[string]any{"extension": ext, "cancelled": true}, "(cancelled)")
 		return yep.UIAskResult{Cancelled: true}, nil
 	}
-	answer = strings.TrimSpace(answer)
-	if len(p.Options) > 0 {
-		var n int
-		if _, err := fmt.Sscanf(answer, "%d", &n); err == nil && n >= 1 && n <= len(p.Options) {
-			answer = p.Options[n-1]
-		}
-	}
+	answer = harness.AskAnswer(p, answer)
 	if p.Secret {
 		r.event("ask_result", map[string]any{"extension": ext, "saved": true}, "(saved)")
 	}
@@ -379,10 +364,7 @@ func (r *repl) mcpConsent(yes bool) mcpclient.Consent {
 		return nil
 	}
 	return func(ctx context.Context, rev, prev *mcpclient.Review) (bool, error) {
-		text := rev.Summary()
-		if prev != nil {
-			text = rev.Path + " changed since you approved it:\n" + rev.Diff(prev)
-		}
+		text := rev.Proposal(prev)
 		fields := map[string]any{"path": rev.Path, "digest": rev.Digest, "servers": rev.Servers, "vars": rev.Vars, "changed": prev != nil}
 		if yes {
 			r.event("mcp_approval", fields, strings.TrimRight(text, "\n")+"\napproved with --yes")
