@@ -32,6 +32,7 @@ func (s *Session) recordTransport(path string, t core.Transport, warnings *[]str
 		return t
 	}
 	s.rec = &recording{path: path, file: f, start: time.Now()}
+	s.rec.rec.Scrub = s.h.Scrubber().Scrub
 	return &tap.Transport{Inner: t, Observe: s.rec.rec.Observe}
 }
 
