@@ -107,19 +107,6 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 		latency(b, 50, loopSide, side{"sdkserver", sdkServer.pid, func() { sdkServer.call(b) }})
 	})
 
-	// handoff-*: the SDK server as built against one built to pass the
-	// reading role on before every request (the serving side before the
-	// deferred hand-off), both with the minimal client: the ratio is
-	// deferred/immediate.
-	immediateBin := testservers.Build(b, "yolop.dev/core/examples/echo", filepath.Join(dir, "echo-immediate"),
-		"-ldflags=-X yolop.dev/core/jsonrpc.roleHandoff=immediate")
-	immediate := startLoop(b, immediateBin)
-	immediate.initialize(b)
-	immediateSide := side{"immediate", immediate.pid, func() { immediate.call(b) }}
-	deferredSide := side{"deferred", sdkServer.pid, func() { sdkServer.call(b) }}
-	b.Run("handoff-hot", func(b *testing.B) { latency(b, 50, immediateSide, deferredSide) })
-	b.Run("handoff-idle", func(b *testing.B) { latency(b, 1, immediateSide, deferredSide) })
-
 	for _, callers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
 			// Alternate short rounds so machine noise (the machine may be
