@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"yolop.dev/core"
+	yjson "yolop.dev/core/internal/json"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
@@ -51,7 +52,7 @@ func (e *Extension) CallTool(ctx context.Context, call ToolCall, onUpdate func(y
 				return
 			}
 			var u yep.ToolUpdateParams
-			if json.Unmarshal(params, &u) != nil {
+			if yjson.Unmarshal(params, &u) != nil {
 				return
 			}
 			u.Output = e.scrub(u.Output)

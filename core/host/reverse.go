@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	yjson "yolop.dev/core/internal/json"
 	"yolop.dev/core/jsonrpc"
 	"yolop.dev/core/yep"
 )
@@ -20,7 +21,7 @@ func (e *Extension) reverseHandler(p *process) jsonrpc.Handler {
 		switch req.Method {
 		case yep.MethodLog:
 			var l yep.LogParams
-			if json.Unmarshal(req.Params, &l) == nil && e.allowServerLog(p) {
+			if yjson.Unmarshal(req.Params, &l) == nil && e.allowServerLog(p) {
 				e.logFromServer(l)
 			}
 			return nil, nil
@@ -30,7 +31,7 @@ func (e *Extension) reverseHandler(p *process) jsonrpc.Handler {
 				return nil, nil
 			}
 			var s yep.StatusChangedParams
-			if json.Unmarshal(req.Params, &s) != nil {
+			if yjson.Unmarshal(req.Params, &s) != nil {
 				return nil, nil
 			}
 			text := e.scrub(s.Text)
@@ -44,7 +45,7 @@ func (e *Extension) reverseHandler(p *process) jsonrpc.Handler {
 				return nil, &yep.Error{Code: yep.CodeNotPermitted, Message: fmt.Sprintf("extension %q did not declare ui_ask in its manifest", e.grant.Name)}
 			}
 			var q yep.UIAskParams
-			if err := json.Unmarshal(req.Params, &q); err != nil {
+			if err := yjson.Unmarshal(req.Params, &q); err != nil {
 				return nil, yep.Errorf(yep.CodeInvalidParams, "ui/ask: %v", err)
 			}
 			q.Prompt, q.Placeholder = e.scrub(q.Prompt), e.scrub(q.Placeholder)
