@@ -68,3 +68,16 @@ func EmbeddedGrant(manifest []byte, command string, args ...string) (host.Grant,
 	g.Server.Command, g.Server.Args = command, args
 	return g, cleanup, nil
 }
+
+// CacheDir is the directory under the default config directory (see
+// [packaging.ConfigDir]) where yolop caches what it can rebuild, name
+// being the kind (e.g. "wasm", compiled WASM modules); "" when there is no
+// config directory. It is needed before a harness is opened: the
+// transports a binary registers in Options.Transports use it.
+func CacheDir(name string) string {
+	dir, err := packaging.ConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "cache", name)
+}

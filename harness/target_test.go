@@ -51,3 +51,12 @@ func TestEmbeddedGrant(t *testing.T) {
 	}
 	cleanup()
 }
+
+// CacheDir is under the config directory $YOLOP_CONFIG_DIR names.
+func TestCacheDir(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("YOLOP_CONFIG_DIR", cfg)
+	if got, want := harness.CacheDir("wasm"), filepath.Join(cfg, "cache", "wasm"); got != want {
+		t.Fatalf("CacheDir(wasm) = %q, want %q", got, want)
+	}
+}

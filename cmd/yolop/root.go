@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -16,7 +15,6 @@ import (
 	"yolop.dev/harness"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
-	"yolop.dev/packaging"
 	"yolop.dev/transport/goplugin"
 	"yolop.dev/transport/wasm"
 )
@@ -64,11 +62,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	// A WASM server runs in-process under wazero; its compiled modules are
 	// cached under the config directory.
-	var wasmCache string
-	if dir, err := packaging.ConfigDir(); err == nil {
-		wasmCache = filepath.Join(dir, "cache", "wasm")
-	}
-	wt := wasm.New(wasm.Options{Logger: a.log.Named("wasm"), CacheDir: wasmCache})
+	wt := wasm.New(wasm.Options{Logger: a.log.Named("wasm"), CacheDir: harness.CacheDir("wasm")})
 	defer wt.Close()
 	// A go-plugin server is a process started through go-plugin's
 	// handshake, with AutoMTLS and its pinned SHA-256 checked first.
