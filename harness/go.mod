@@ -16,7 +16,6 @@ require (
 	yolop.dev/core v0.0.0
 	yolop.dev/doctor v0.0.0
 	yolop.dev/internal v0.0.0
-	yolop.dev/mcp v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/git v0.0.0
 	yolop.dev/transport/stdio v0.0.0
@@ -52,8 +51,8 @@ require (
 	github.com/sergi/go-diff v1.3.2-0.20230802210424-5b0b94c5c0d3 // indirect
 	github.com/skeema/knownhosts v1.3.1 // indirect
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
-	golang.org/x/crypto v0.56.0 // indirect
-	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
@@ -75,4 +74,3 @@ replace yolop.dev/internal => ../internal
 
 replace yolop.dev/doctor => ../doctor
 
-replace yolop.dev/mcp => ../mcp

@@ -1,4 +1,4 @@
-package harness_test
+package main
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestMinimalHostMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "minihost")
-	goBuild(t, bin, "yolop.dev/harness/examples/minihost")
+	goBuild(t, bin, ".")
 	minihost := func() (string, error) {
 		cmd := exec.Command(bin, mcpclient.ToolName("shout", "shout"), `{"text":"hi from mcp"}`)
 		cmd.Dir = ws
@@ -78,5 +78,12 @@ func TestMinimalHostMCP(t *testing.T) {
 	}
 	if want := "HI FROM MCP\n"; out != want {
 		t.Fatalf("minihost printed %q, want %q", out, want)
+	}
+}
+
+func goBuild(t *testing.T, out, pkg string) {
+	t.Helper()
+	if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
 }
