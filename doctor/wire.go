@@ -524,8 +524,14 @@ func (r *holdReader) Read(p []byte) (int, error) {
 		n, err := r.r.Read(r.buf[:])
 		r.mu.Lock()
 		if !r.drain {
+			// Only the new bytes can hold the last newline: searching the
+			// whole partial line again on every read made a long line
+			// quadratic.
+			i := 0
+			if j := bytes.LastIndexByte(r.buf[:n], '\n'); j >= 0 {
+				i = len(r.partial) + j + 1
+			}
 			b := append(r.partial, r.buf[:n]...)
-			i := bytes.LastIndexByte(b, '\n') + 1
 			switch {
 			case err != nil:
 				i = len(b)
@@ -536,7 +542,7 @@ func (r *holdReader) Read(p []byte) (int, error) {
 				i = len(b)
 			}
 			r.out = append(r.out, b[:i]...)
-			r.partial = bytes.Clone(b[i:])
+			r.partial = append(b[:0], b[i:]...) // in place: no copy of a long line per read
 		}
 		r.mu.Unlock()
 	}
