@@ -213,18 +213,34 @@ func (r *reader) Read(p []byte) (int, error) {
 // A writer passes the host's messages to the server's stdin and observes
 // each line before writing it: the server may answer before Write
 // returns, and its answer must find the request already observed.
+//
+// The connection has one writer, but the host may close stdin while a
+// write is under way (a cancel still going out as the session closes), so
+// the splitter is guarded. The lock is not held across the write itself:
+// closing must still unblock a write stuck on a full pipe.
 type writer struct {
-	o *observer
-	w io.WriteCloser
-	s splitter // only the connection's single writer touches it
+	o      *observer
+	w      io.WriteCloser
+	mu     sync.Mutex
+	s      splitter
+	closed bool // bytes written after Close are not observed: the server never reads them
 }
 
 func (w *writer) Write(b []byte) (int, error) {
-	w.s.feed(w.o, ToServer, b)
+	w.mu.Lock()
+	if !w.closed {
+		w.s.feed(w.o, ToServer, b)
+	}
+	w.mu.Unlock()
 	return w.w.Write(b)
 }
 
 func (w *writer) Close() error {
-	w.s.end(w.o, ToServer)
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		w.s.end(w.o, ToServer)
+	}
+	w.mu.Unlock()
 	return w.w.Close()
 }

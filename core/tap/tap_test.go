@@ -150,3 +150,43 @@ func TestTransportSplitsLines(t *testing.T) {
 		t.Fatalf("observed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The host closes a server's stdin while another goroutine may still be
+// writing to it (a cancel sent as a call is abandoned while the session
+// closes): the tap must take both without a data race, and observe every
+// line that was written whole.
+func TestStdinWriteAndCloseConcurrently(t *testing.T) {
+	var l lines
+	tr := &tap.Transport{Observe: l.observe, Inner: &transporttest.Transport{Servers: map[string]transporttest.Server{
+		"sink": func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+			_, err := io.Copy(io.Discard, stdin)
+			return err
+		},
+	}}}
+	for range 50 {
+		inst, err := tr.Start(context.Background(), core.ServerSpec{Name: "sink"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := inst.Stdin()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for range 20 {
+				if _, err := io.WriteString(in, "{\"partial\":"); err != nil {
+					return
+				}
+				if _, err := io.WriteString(in, "1}\n"); err != nil {
+					return
+				}
+			}
+		})
+		wg.Go(func() { _ = in.Close() })
+		wg.Wait()
+		_ = inst.Stop(time.Minute)
+	}
+	for _, s := range l.text() {
+		if !strings.HasSuffix(s, `{"partial":1}`) && !strings.HasSuffix(s, `{"partial":`) {
+			t.Fatalf("observed a line that was never written: %s", s)
+		}
+	}
+}
