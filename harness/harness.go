@@ -34,6 +34,7 @@ import (
 
 	"yolop.dev/core"
 	"yolop.dev/core/host"
+	"yolop.dev/core/yep"
 	"yolop.dev/harness/builtin"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
@@ -403,10 +404,10 @@ type SessionOptions struct {
 	// NoBuiltins leaves out the built-in capabilities.
 	NoBuiltins bool
 	// Ask answers ui/ask questions and the built-ins' questions; nil
-	// answers them cancelled.
+	// answers them cancelled. Everything else the session reports —
+	// status, live config changes, warnings, tool progress — is an event:
+	// see [host.Session.Subscribe].
 	Ask host.AskSink
-	// Status receives status/changed; nil drops it.
-	Status host.StatusSink
 	// SessionID identifies the session to extensions. Empty means one made
 	// from the time.
 	SessionID string
@@ -415,11 +416,11 @@ type SessionOptions struct {
 	// Contributed serve tools from outside the host (the MCP client of
 	// yolop.dev/mcp/client), synced with the session's extensions.
 	Contributed []host.ContributedTools
-	// OnConfigChange, if set, turns on live config: changes to
-	// settings.toml and connections.toml are re-resolved and pushed to the
-	// session's installed extensions, and OnConfigChange hears about each
-	// extension whose config changed or could not be applied.
-	OnConfigChange func(ext string, restarted bool, err error)
+	// LiveConfig turns on live config: changes to settings.toml and
+	// connections.toml are re-resolved and pushed to the session's
+	// installed extensions, and each extension whose config changed or
+	// could not be applied is a config.changed event.
+	LiveConfig bool
 	// Record, if set, is a file the session's YEP dialogues are written to
 	// as txtar when it closes (see yolop.dev/harness/record).
 	Record string
@@ -541,7 +542,6 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		Transport:     s.recordTransport(o.Record, h.Transport(), &warnings),
 		Logger:        h.log,
 		Ask:           o.Ask,
-		Status:        o.Status,
 		SessionID:     id,
 		WorkspaceRoot: ws,
 		ToolTimeout:   toolTimeout,
@@ -549,8 +549,8 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		Extension:     host.ExtensionOptions{Scrub: h.scrub.Scrub},
 	})
 	h.live.Store(s.Session)
-	if o.OnConfigChange != nil {
-		s.stopWatch = h.watchConfig(s.Session, o.OnConfigChange)
+	if o.LiveConfig {
+		s.stopWatch = h.watchConfig(s.Session)
 	}
 	return s, warnings
 }
@@ -574,9 +574,9 @@ func (h *Harness) OpenSession(ctx context.Context, o SessionOptions, dirs []stri
 // watchConfig applies changes to settings.toml and connections.toml to
 // the installed extensions of a running session: each one's config is
 // re-resolved and validated, then pushed as config/changed, or its server
-// restarted when its environment changed. The returned function stops
-// watching.
-func (h *Harness) watchConfig(s *host.Session, report func(ext string, restarted bool, err error)) func() {
+// restarted when its environment changed; each is a config.changed event.
+// The returned function stops watching.
+func (h *Harness) watchConfig(s *host.Session) func() {
 	stop, err := config.Watch(h.dir, []string{settings.FileName, secrets.FileName}, 0, func(ctx context.Context) {
 		h.ReloadScrubber(ctx)
 		for _, st := range s.Stats() {
@@ -592,7 +592,11 @@ func (h *Harness) watchConfig(s *host.Session, report func(ext string, restarted
 			restarted, err := h.resolver.Push(ctx, e, m)
 			after := e.Grant()
 			if err != nil || restarted || string(before.Config) != string(after.Config) {
-				report(st.Name, restarted, err)
+				d := yep.ConfigChangedData{Extension: st.Name, Restarted: restarted}
+				if err != nil {
+					d.Error = err.Error()
+				}
+				s.Emit(host.Event{Type: yep.EventConfigChanged, Data: d})
 			}
 		}
 	})

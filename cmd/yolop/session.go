@@ -123,21 +123,14 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		Extra:         extra,
 		NoEnabled:     f.noEnabled,
 		Ask:           r,
-		Status:        r,
 		WorkspaceRoot: ws,
 		Record:        f.record,
-		OnConfigChange: func(ext string, restarted bool, err error) {
-			switch {
-			case err != nil:
-				r.event("warning", map[string]any{"extension": ext, "message": err.Error()}, "warning: config change not applied: "+err.Error())
-			default:
-				r.event("config_changed", map[string]any{"extension": ext, "restarted": restarted}, fmt.Sprintf("config of %s changed (restarted: %v)", ext, restarted))
-			}
-		},
+		LiveConfig:    true,
 	}, f.exts)
 	if err != nil {
 		return fmt.Errorf("--ext %w", err)
 	}
+	s.Subscribe(r.sessionEvent)
 	for _, w := range warnings {
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)
 	}
@@ -390,7 +383,17 @@ func mcpStatus(c *mcpclient.Client) []cmds.MCPServer {
 	return out
 }
 
-// SetStatus implements host.StatusSink.
-func (r *repl) SetStatus(ext, text string) {
-	r.event("status_changed", map[string]any{"extension": ext, "text": text}, fmt.Sprintf("[%s] %s", ext, text))
+// sessionEvent prints what the session reports beside the commands'
+// own output.
+func (r *repl) sessionEvent(ev host.Event) {
+	switch d := ev.Data.(type) {
+	case yep.StatusChangedData:
+		r.event("status_changed", map[string]any{"extension": d.Extension, "text": d.Text}, fmt.Sprintf("[%s] %s", d.Extension, d.Text))
+	case yep.ConfigChangedData:
+		if d.Error != "" {
+			r.event("warning", map[string]any{"extension": d.Extension, "message": d.Error}, "warning: config change not applied: "+d.Error)
+			return
+		}
+		r.event("config_changed", map[string]any{"extension": d.Extension, "restarted": d.Restarted}, fmt.Sprintf("config of %s changed (restarted: %v)", d.Extension, d.Restarted))
+	}
 }

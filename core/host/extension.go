@@ -96,6 +96,10 @@ type ExtensionOptions struct {
 	// error messages) and the trace events sent to the server, e.g. to
 	// redact secrets.
 	Scrub func(string) string
+
+	// emit reports the server's lifecycle (extension.started, .degraded,
+	// .restarted); the session sets it to [Session.Emit].
+	emit func(Event)
 }
 
 // An Extension is the adapter that implements [Capability] for one

@@ -818,18 +818,36 @@ func (cmdBuiltin) ExecuteCommand(ctx context.Context, name, args string) (yep.Co
 	return yep.CommandExecuteResult{Success: true, Message: "builtin greet"}, nil
 }
 
+// statusRec keeps each extension's last status, from the session's
+// status.changed events.
 type statusRec struct {
 	mu   sync.Mutex
 	last map[string]string
 }
 
-func (s *statusRec) SetStatus(ext, text string) {
+func (s *statusRec) event(ev Event) {
+	d, ok := ev.Data.(yep.StatusChangedData)
+	if !ok {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last == nil {
 		s.last = map[string]string{}
 	}
-	s.last[ext] = text
+	s.last[d.Extension] = d.Text
+}
+
+// get returns an extension's last status once the session's events so far
+// are delivered.
+func (s *statusRec) get(t *testing.T, sess *Session, ext string) string {
+	t.Helper()
+	if err := sess.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[ext]
 }
 
 func TestReverseRequests(t *testing.T) {
@@ -846,7 +864,8 @@ func TestReverseRequests(t *testing.T) {
 	})
 	st := &statusRec{}
 	lg, logs := testLogger()
-	s := newTestSession(t, SessionOptions{Grants: []Grant{g}, Ask: sink, Status: st, Logger: lg})
+	s := newTestSession(t, SessionOptions{Grants: []Grant{g}, Ask: sink, Logger: lg})
+	s.Subscribe(st.event)
 	firstDone := make(chan yep.ToolResult, 1)
 	go func() {
 		res, _ := s.CallTool(context.Background(), "ask", "1", json.RawMessage(`{"prompt":"first"}`), nil)
@@ -867,10 +886,7 @@ func TestReverseRequests(t *testing.T) {
 	if _, err := s.CallTool(context.Background(), "status", "3", json.RawMessage(`{"text":"indexing 3/10"}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	st.mu.Lock()
-	got := st.last["py"]
-	st.mu.Unlock()
-	if got != "indexing 3/10" {
+	if got := st.get(t, s, "py"); got != "indexing 3/10" {
 		t.Fatalf("status = %q", got)
 	}
 	if _, err := s.CallTool(context.Background(), "log", "4", json.RawMessage(`{"message":"from the server"}`), nil); err != nil {

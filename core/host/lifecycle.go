@@ -79,6 +79,7 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 		wait := time.Until(e.notBefore)
 		ch := make(chan struct{})
 		e.starting = ch
+		respawn := e.state == StateCrashed
 		e.state = StateStarting
 		e.mu.Unlock()
 
@@ -113,6 +114,7 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 					if !errors.Is(err, ErrExtensionDegraded) && !errors.Is(err, ErrExtensionClosed) {
 						err = newError(ErrExtensionDegraded, err, "%s", err.Error())
 					}
+					defer e.lifecycle(yep.EventExtensionDegraded, 0, err)
 				}
 			}
 			e.mu.Unlock()
@@ -125,6 +127,11 @@ func (e *Extension) ensure(ctx context.Context) (*process, error) {
 		e.reason, e.cause = "", nil
 		e.mu.Unlock()
 		close(ch)
+		if respawn {
+			e.lifecycle(yep.EventExtensionRestarted, p.inst.PID(), nil)
+		} else {
+			e.lifecycle(yep.EventExtensionStarted, p.inst.PID(), nil)
+		}
 		return p, nil
 	}
 }
@@ -264,6 +271,12 @@ func (e *Extension) watch(p *process) {
 	// exited closes after the crash is recorded (defers run last first),
 	// so a caller that waits on it sees the new state.
 	defer close(p.exited)
+	var degraded error // reported once e.mu is released
+	defer func() {
+		if degraded != nil {
+			e.lifecycle(yep.EventExtensionDegraded, p.inst.PID(), degraded)
+		}
+	}()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.proc == p {
@@ -283,6 +296,7 @@ func (e *Extension) watch(p *process) {
 		e.state = StateDegraded
 		e.reason, e.cause = e.protocolReason(pe), pe
 		e.log.Error("extension stopped and degraded", "reason", e.reason)
+		degraded = errors.New(e.reason)
 		return
 	}
 	now := time.Now()
@@ -294,6 +308,7 @@ func (e *Extension) watch(p *process) {
 		e.state = StateDegraded
 		e.reason = e.scrub(fmt.Sprintf("crashed %d times within %s; not restarting (last: %v). Fix the server, then reload the extension", len(e.crashes), e.opts.CrashWindow, cause))
 		e.cause = cause
+		degraded = errors.New(e.reason)
 		return
 	}
 	backoff := e.opts.MinBackoff << (len(e.crashes) - 1)
@@ -407,4 +422,17 @@ func (e *Extension) Close() {
 	if e.traces != nil {
 		<-e.traces.done // the connection is closed: a blocked send fails
 	}
+}
+
+// lifecycle reports one change of the server's life, when the extension
+// belongs to a session. Call it without e.mu held.
+func (e *Extension) lifecycle(typ string, pid int, err error) {
+	if e.opts.emit == nil {
+		return
+	}
+	d := yep.ExtensionData{Extension: e.grant.Name, PID: pid}
+	if err != nil {
+		d.Error = e.scrub(err.Error())
+	}
+	e.opts.emit(Event{Type: typ, Data: d})
 }

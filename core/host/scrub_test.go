@@ -34,7 +34,8 @@ func TestScrubCoversEveryPathOut(t *testing.T) {
 	})
 	st := &statusRec{}
 	lg, logs := testLogger()
-	s := newTestSession(t, SessionOptions{Grants: []Grant{tr, g}, Ask: sink, Status: st, Logger: lg, Extension: ExtensionOptions{Scrub: scrub}})
+	s := newTestSession(t, SessionOptions{Grants: []Grant{tr, g}, Ask: sink, Logger: lg, Extension: ExtensionOptions{Scrub: scrub}})
+	s.Subscribe(st.event)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +58,7 @@ func TestScrubCoversEveryPathOut(t *testing.T) {
 		t.Fatal("crash: no error")
 	}
 	s.EndTurn()
-	st.mu.Lock()
-	status := st.last["py"]
-	st.mu.Unlock()
+	status := st.get(t, s, "py")
 	e, _ := s.Extension("py")
 	// Traces are fire-and-forget: wait for the last one to be written.
 	deadline := time.Now().Add(untilDeadline(t))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -38,10 +37,9 @@ type SessionOptions struct {
 	Transport core.Transport
 	// Logger is the host logger. Nil means no logging.
 	Logger hclog.Logger
-	// Ask answers ui/ask questions; nil answers them cancelled.
+	// Ask answers ui/ask questions; nil answers them cancelled. (An
+	// extension's status/changed is an event: see [Session.Subscribe].)
 	Ask AskSink
-	// Status receives status/changed; nil drops it.
-	Status StatusSink
 	// SessionID and WorkspaceRoot go to every extension.
 	SessionID, WorkspaceRoot string
 	// ToolTimeout is the user's limit on one tool call of this session.
@@ -91,6 +89,12 @@ type Session struct {
 	turn     int
 	span     turnSpan // the turn in progress; zero between turns
 	closed   bool
+	warned   map[string]bool // warnings already emitted
+
+	subMu      sync.Mutex
+	subs       []*subscriber // replaced, never mutated in place
+	subsClosed bool
+	dropped    atomic.Int64
 }
 
 type activation struct {
@@ -158,7 +162,8 @@ func (s *Session) newExtension(g Grant) *Extension {
 	eo.Transport = s.opts.Transport
 	eo.Logger = s.log
 	eo.Asks = s.asks
-	eo.Status = s.opts.Status
+	eo.Status = statusEvents{s}
+	eo.emit = s.Emit
 	eo.SessionID = s.opts.SessionID
 	eo.WorkspaceRoot = s.opts.WorkspaceRoot
 	return NewExtension(g, eo)
@@ -196,7 +201,8 @@ func (s *Session) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.rebuild()
 	s.mu.Unlock()
-	s.Trace(yep.TraceEventParams{Type: yep.TraceSessionStarted})
+	s.Emit(Event{Type: yep.TraceSessionStarted})
+	s.noteWarnings()
 	return errors.Join(errs...)
 }
 
@@ -350,25 +356,28 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		tool.turn.traceID = NewTraceID()
 	}
 	tool.parent = TraceParent(tool.turn.traceID, tool.spanID, traced)
-	if traced {
+	if s.subscribed() {
 		start := time.Now()
-		about := map[string]any{"tool": name, "capability": t.cap.Name(), "tool_call_id": callID}
+		ext := ""
 		if e, ok := t.cap.(*Extension); ok {
-			about["extension"] = e.ExtName()
+			ext = e.ExtName()
 		}
-		started := maps.Clone(about)
-		started["args"] = args
-		s.Trace(tool.event(yep.TraceToolStarted, turn, started))
+		s.Emit(tool.event(yep.TraceToolStarted, turn, yep.ToolStartedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID, Args: args}))
 		defer func() {
-			done := about
-			done["duration_ms"] = float64(time.Since(start).Microseconds()) / 1000
-			done["is_error"] = err != nil || res.IsError
-			done["status"] = toolStatus(res, err)
+			done := yep.ToolCompletedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID,
+				DurationMS: float64(time.Since(start).Microseconds()) / 1000, IsError: err != nil || res.IsError, Status: toolStatus(res, err)}
 			if err != nil {
-				done["error"] = err.Error()
+				done.Error = err.Error()
 			}
-			s.Trace(tool.event(yep.TraceToolCompleted, turn, done))
+			s.Emit(tool.event(yep.TraceToolCompleted, turn, done))
 		}()
+		caller := onUpdate
+		onUpdate = func(u yep.ToolUpdateParams) {
+			s.Emit(tool.event(yep.EventToolUpdate, turn, yep.ToolUpdateData{Tool: name, Extension: ext, ToolCallID: callID, Output: u.Output, Progress: u.Progress, Data: u.Data}))
+			if caller != nil {
+				caller(u)
+			}
+		}
 	}
 
 	mutated, err := s.firePre(ctx, t, callID, args, tool, turn)
@@ -412,8 +421,8 @@ type toolSpan struct {
 	parent string // the traceparent servers get
 }
 
-func (t toolSpan) event(typ string, turn int, data map[string]any) yep.TraceEventParams {
-	ev := yep.TraceEventParams{Type: typ, TraceID: t.turn.traceID, SpanID: t.spanID, ParentID: t.turn.spanID, Data: mustJSON(data)}
+func (t toolSpan) event(typ string, turn int, data any) Event {
+	ev := Event{Type: typ, TraceID: t.turn.traceID, SpanID: t.spanID, ParentID: t.turn.spanID, Data: data}
 	if t.turn.spanID != "" {
 		ev.TurnID = fmt.Sprint(turn)
 	}
@@ -425,17 +434,17 @@ func toolStatus(res yep.ToolResult, err error) string {
 	var blocked *HookBlockedError
 	switch {
 	case err == nil && res.IsError:
-		return "tool_error"
+		return yep.ToolError
 	case err == nil:
-		return "ok"
+		return yep.ToolOK
 	case errors.As(err, &blocked):
-		return "blocked"
+		return yep.ToolBlocked
 	case errors.Is(err, ErrToolTimeout):
-		return "timeout"
+		return yep.ToolTimeout
 	case errors.Is(err, context.Canceled) || errors.Is(err, yep.ErrCancelled):
-		return "cancelled"
+		return yep.ToolCancelled
 	}
-	return "error"
+	return yep.ToolFailed
 }
 
 // hookTarget is one subscription to fire.
@@ -536,10 +545,10 @@ func (s *Session) BeginTurn(ctx context.Context) int {
 	s.mu.Lock()
 	s.turn++
 	turn := s.turn
-	span := turnSpan{traceID: NewTraceID(), spanID: NewSpanID()}
+	span := turnSpan{traceID: NewTraceID(), spanID: NewSpanID(), start: time.Now()}
 	s.span = span
 	s.mu.Unlock()
-	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnStarted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID})
+	s.Emit(Event{Type: yep.TraceTurnStarted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID})
 	return turn
 }
 
@@ -594,6 +603,7 @@ func (s *Session) applyPending(ctx context.Context) {
 		s.mu.Lock()
 		s.rebuild()
 		s.mu.Unlock()
+		s.noteWarnings()
 	}
 }
 
@@ -604,7 +614,11 @@ func (s *Session) EndTurn() {
 	turn, span := s.turn, s.span
 	s.span = turnSpan{}
 	s.mu.Unlock()
-	s.Trace(yep.TraceEventParams{Type: yep.TraceTurnCompleted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID})
+	ev := Event{Type: yep.TraceTurnCompleted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID}
+	if !span.start.IsZero() {
+		ev.Data = yep.PhaseData{DurationMS: float64(time.Since(span.start).Microseconds()) / 1000}
+	}
+	s.Emit(ev)
 }
 
 // TurnSpan returns the W3C trace id and root span id of the turn in
@@ -783,39 +797,6 @@ func (s *Session) traced() bool {
 	return false
 }
 
-// Trace forwards one lifecycle event to every trace-declaring extension. It
-// never blocks: each extension has a bounded queue that drops when full.
-// High-frequency streaming deltas must not be passed here.
-//
-// It fills in what the event leaves empty: the session id, the time, and,
-// while a turn is in progress, for an event that names no trace (one an
-// agent loop above the host emits, such as reason.started or
-// llm.generation): the turn's id, its trace id and, as parent, the turn's
-// span.
-func (s *Session) Trace(ev yep.TraceEventParams) {
-	if ev.SessionID == "" {
-		ev.SessionID = s.opts.SessionID
-	}
-	if ev.Timestamp == "" {
-		ev.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
-	}
-	s.mu.Lock()
-	if ev.TraceID == "" && s.span.traceID != "" && !strings.HasPrefix(ev.Type, "session.") {
-		ev.TraceID = s.span.traceID
-		if ev.TurnID == "" {
-			ev.TurnID = fmt.Sprint(s.turn)
-		}
-		if ev.ParentID == "" && ev.SpanID != s.span.spanID {
-			ev.ParentID = s.span.spanID
-		}
-	}
-	exts := s.extensions()
-	s.mu.Unlock()
-	for _, e := range exts {
-		e.Trace(ev)
-	}
-}
-
 // Stats returns the attribution counters of every extension.
 func (s *Session) Stats() []Stats {
 	s.mu.Lock()
@@ -845,7 +826,7 @@ func (s *Session) Close() {
 	}
 	s.pending = nil
 	s.mu.Unlock()
-	s.Trace(yep.TraceEventParams{Type: yep.TraceSessionCompleted})
+	s.Emit(Event{Type: yep.TraceSessionCompleted})
 	var wg sync.WaitGroup
 	for _, c := range s.opts.Contributed {
 		wg.Add(1)
@@ -856,6 +837,7 @@ func (s *Session) Close() {
 		go func() { defer wg.Done(); e.Close() }()
 	}
 	wg.Wait()
+	s.closeSubscriptions()
 }
 
 // sync tells every contributed-tools capability the session's extensions

@@ -190,40 +190,31 @@ func TraceParent(traceID, spanID string, sampled bool) string {
 // turnSpan is the trace context of the turn in progress.
 type turnSpan struct {
 	traceID, spanID string
+	start           time.Time
 }
 
-// fireHook fires one hook subscription of a tool call. When the session
-// is traced, a hook.fired event follows the answer: a span of its own,
-// child of the call's tool span, with the hook's event, extension,
-// decision ("error" when the hook failed) and duration.
+// fireHook fires one hook subscription of a tool call. When anything
+// reads the session's events, a hook.fired event follows the answer: a
+// span of its own, child of the call's tool span, with the hook's event,
+// extension, decision ("error" when the hook failed) and duration.
 func (s *Session) fireHook(ctx context.Context, h hookTarget, tool toolSpan, turn int, p yep.HookFireParams) (yep.HookFireResult, error) {
-	if !s.traced() {
+	if !s.subscribed() {
 		return h.cap.FireHook(ctx, h.sub, p)
 	}
 	start := time.Now()
 	res, err := h.cap.FireHook(ctx, h.sub, p)
-	data := map[string]any{
-		"event":       p.Event,
-		"tool":        p.ToolName,
-		"capability":  h.cap.Name(),
-		"decision":    res.Decision,
-		"duration_ms": float64(time.Since(start).Microseconds()) / 1000,
-	}
+	data := yep.HookFiredData{Event: p.Event, Tool: p.ToolName, Capability: h.cap.Name(), Decision: res.Decision, Reason: res.Reason,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	if e, ok := h.cap.(*Extension); ok {
-		data["extension"] = e.ExtName()
-	}
-	if res.Reason != "" {
-		data["reason"] = res.Reason
+		data.Extension = e.ExtName()
 	}
 	if err != nil {
-		data["decision"] = "error"
-		data["error"] = err.Error()
-		data["on_error"] = h.sub.OnError
+		data.Decision, data.Error, data.OnError = "error", err.Error(), h.sub.OnError
 	}
-	ev := yep.TraceEventParams{Type: yep.TraceHookFired, TraceID: tool.turn.traceID, SpanID: NewSpanID(), ParentID: tool.spanID, Data: mustJSON(data)}
+	ev := Event{Type: yep.TraceHookFired, TraceID: tool.turn.traceID, SpanID: NewSpanID(), ParentID: tool.spanID, Data: data}
 	if tool.turn.spanID != "" {
 		ev.TurnID = fmt.Sprint(turn)
 	}
-	s.Trace(ev)
+	s.Emit(ev)
 	return res, err
 }

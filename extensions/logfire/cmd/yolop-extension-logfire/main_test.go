@@ -151,9 +151,16 @@ func newSessionWith(t testing.TB, st corehost.StatusSink, grants ...corehost.Gra
 		Transport:     stdio.New(stdio.Options{}),
 		WorkspaceRoot: t.TempDir(),
 		SessionID:     "sess-test",
-		Status:        st,
 		Logger:        hclog.NewNullLogger(),
 	})
+	if st != nil {
+		// The session reports status/changed as status.changed events.
+		s.Subscribe(func(ev corehost.Event) {
+			if d, ok := ev.Data.(yep.StatusChangedData); ok {
+				st.SetStatus(d.Extension, d.Text)
+			}
+		})
+	}
 	if err := s.Start(context.Background()); err != nil {
 		s.Close()
 		t.Fatal(err)
