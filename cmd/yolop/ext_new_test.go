@@ -217,8 +217,9 @@ func TestScaffoldedExtensionBlocksGitEndToEnd(t *testing.T) {
 	var results, statuses []map[string]any
 	for _, e := range evs {
 		switch e["event"] {
-		case "status_changed":
-			statuses = append(statuses, e)
+		case "status.changed":
+			d, _ := e["data"].(map[string]any)
+			statuses = append(statuses, d)
 		case "result", "error", "command_result":
 			results = append(results, e)
 		}

@@ -165,7 +165,7 @@ func TestSecretLifecycle(t *testing.T) {
 	if err := st.SetCapabilityConfig(ctx, "life", map[string]any{"mode": "slow", "restart": true}); err != nil {
 		t.Fatal(err)
 	}
-	waitOut(t, &sout, `"event":"config_changed","extension":"life","restarted":true`)
+	waitOut(t, &sout, `"data":{"extension":"life","restarted":true},"event":"config.changed"`)
 	d = readInit(t, initFile)
 	json.Unmarshal(d.Params.Config, &icfg)
 	if icfg["mode"] != "slow" || d.Env["LIFE_TOKEN"] != lifeToken {

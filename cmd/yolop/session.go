@@ -130,7 +130,6 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	if err != nil {
 		return fmt.Errorf("--ext %w", err)
 	}
-	s.Subscribe(r.sessionEvent)
 	for _, w := range warnings {
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)
 	}
@@ -150,9 +149,9 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	for _, e := range startErrs {
 		r.event("warning", map[string]any{"message": e.Error()}, "warning: "+e.Error())
 	}
-	for _, w := range s.Warnings() {
-		r.event("warning", map[string]any{"message": w}, "warning: "+w)
-	}
+	// The session's own warnings are warning events, which the REPL
+	// reports; they come before the ready line.
+	_ = s.Flush(ctx)
 	grants := s.Stats()
 	r.event("ready", map[string]any{"extensions": len(grants), "tools": len(s.Tools())},
 		fmt.Sprintf("yolop session: %d extension(s), %d tool(s). /help lists commands.", len(grants), len(s.Tools())))
@@ -259,7 +258,7 @@ func (r *repl) raw(s string) {
 func (r *repl) Event(kind string, fields map[string]any, text string) { r.event(kind, fields, text) }
 
 // Raw implements cmds.Output: streamed text, shown in text mode only (with
-// --json the same update is an "update" event).
+// --json the same update is a "tool.update" event).
 func (r *repl) Raw(text string) {
 	if !r.json {
 		r.raw(text)
@@ -381,19 +380,4 @@ func mcpStatus(c *mcpclient.Client) []cmds.MCPServer {
 			Reason: st.Reason, Tools: st.Tools, StderrTail: st.StderrTail})
 	}
 	return out
-}
-
-// sessionEvent prints what the session reports beside the commands'
-// own output.
-func (r *repl) sessionEvent(ev host.Event) {
-	switch d := ev.Data.(type) {
-	case yep.StatusChangedData:
-		r.event("status_changed", map[string]any{"extension": d.Extension, "text": d.Text}, fmt.Sprintf("[%s] %s", d.Extension, d.Text))
-	case yep.ConfigChangedData:
-		if d.Error != "" {
-			r.event("warning", map[string]any{"extension": d.Extension, "message": d.Error}, "warning: config change not applied: "+d.Error)
-			return
-		}
-		r.event("config_changed", map[string]any{"extension": d.Extension, "restarted": d.Restarted}, fmt.Sprintf("config of %s changed (restarted: %v)", d.Extension, d.Restarted))
-	}
 }

@@ -23,8 +23,9 @@ func TestDemoShowsEveryFacet(t *testing.T) {
 	sawResultAfterUpdates := false
 	for _, ev := range events(t, out) {
 		switch ev["event"] {
-		case "update":
-			updates = append(updates, ev["output"].(string))
+		case "tool.update":
+			d, _ := ev["data"].(map[string]any)
+			updates = append(updates, d["output"].(string))
 		case "result":
 			results = append(results, ev)
 			if ev["tool"] == "count" && len(updates) == 5 {

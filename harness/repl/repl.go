@@ -28,8 +28,10 @@ import (
 	"yolop.dev/harness/manager"
 )
 
-// An Output receives what the commands report. Both methods may be called
-// from the goroutine running a command only.
+// An Output receives what the commands report and what the session
+// reports beside them. Its methods are called from the goroutine running
+// a command and from the REPL's subscription to the session's events, so
+// an Output serialises its writes.
 type Output interface {
 	// Event reports one item: kind names it ("tool", "result", "error",
 	// …), fields are its machine-readable form and text its form for a
@@ -38,7 +40,7 @@ type Output interface {
 	Event(kind string, fields map[string]any, text string)
 	// Raw is streamed tool output for a text rendering, as it arrives,
 	// ending in a newline. A machine-readable rendering ignores it: the
-	// same update came as an "update" Event.
+	// same update came as a "tool.update" Event.
 	Raw(text string)
 }
 
@@ -81,15 +83,60 @@ type Options struct {
 
 // A REPL runs command lines against one session.
 type REPL struct {
-	o Options
+	o           Options
+	unsubscribe func()
 }
 
-// New returns a REPL over o.Session.
+// New returns a REPL over o.Session, subscribed to its events (see
+// [REPL.SessionEvent]); create it before the session starts to report the
+// start's events too. Close ends the subscription.
 func New(o Options) *REPL {
 	if o.Paint == nil {
 		o.Paint = func(w string) string { return w }
 	}
-	return &REPL{o: o}
+	r := &REPL{o: o}
+	r.unsubscribe = o.Session.Subscribe(r.SessionEvent)
+	return r
+}
+
+// Close ends the REPL's subscription to the session's events, after
+// reporting those already emitted.
+func (r *REPL) Close() { r.unsubscribe() }
+
+// SessionEvent reports one of the session's typed events to the Output:
+// the event's kind is its type and its fields are those of the event as
+// a trace/event (type, ids, timestamp, data), so a machine-readable
+// rendering prints the typed event itself. A tool's streamed output also
+// goes to Raw, and status, config changes and warnings have a line of
+// text; the other events have none.
+func (r *REPL) SessionEvent(ev host.Event) {
+	text := ""
+	switch d := ev.Data.(type) {
+	case yep.ToolUpdateData:
+		r.event(ev.Type, eventFields(ev), "")
+		if t := updateText(d.Output, d.Progress); t != "" {
+			r.o.Out.Raw(t)
+		}
+		return
+	case yep.StatusChangedData:
+		text = fmt.Sprintf("[%s] %s", d.Extension, d.Text)
+	case yep.ConfigChangedData:
+		text = fmt.Sprintf("config of %s changed (restarted: %v)", d.Extension, d.Restarted)
+		if d.Error != "" {
+			text = "warning: config change not applied: " + d.Error
+		}
+	case yep.WarningData:
+		text = "warning: " + d.Message
+	}
+	r.event(ev.Type, eventFields(ev), text)
+}
+
+// eventFields are an event's members as a trace/event has them.
+func eventFields(ev host.Event) map[string]any {
+	var m map[string]any
+	b, _ := json.Marshal(ev)
+	_ = json.Unmarshal(b, &m)
+	return m
 }
 
 // Commands are the REPL's own commands, for completion and /help.
@@ -269,12 +316,10 @@ func (r *REPL) call(ctx context.Context, rest string) {
 	turn := s.BeginTurn(ctx)
 	defer s.EndTurn()
 	callID := fmt.Sprintf("call-%d", turn)
-	res, err := s.CallTool(ctx, name, callID, json.RawMessage(args), func(u yep.ToolUpdateParams) {
-		r.event("update", map[string]any{"tool": name, "call_id": callID, "output": u.Output, "progress": u.Progress}, "")
-		if text := updateText(u); text != "" {
-			r.o.Out.Raw(text)
-		}
-	})
+	// Its streamed output comes as tool.update events (SessionEvent):
+	// they are all reported before the result.
+	res, err := s.CallTool(ctx, name, callID, json.RawMessage(args), nil)
+	r.flush()
 	switch {
 	case errors.Is(err, host.ErrToolTimeout):
 		r.event("timeout", map[string]any{"tool": name, "call_id": callID, "message": err.Error()}, "error: "+err.Error())
@@ -288,16 +333,27 @@ func (r *REPL) call(ctx context.Context, rest string) {
 	}
 }
 
+// flush waits until the session's events so far are reported, bounded in
+// case another subscriber of the session is stuck.
+func (r *REPL) flush() {
+	ctx, cancel := context.WithTimeout(context.Background(), flushWait)
+	defer cancel()
+	_ = r.o.Session.Flush(ctx)
+}
+
+// flushWait bounds flush: the REPL's own subscriber reports at once, but
+// Flush waits for every subscriber of the session.
+const flushWait = 5 * time.Second
+
 // updateText is a streamed update as a line of text: its output, or a
 // progress line when it has none (an MCP server's notifications/progress).
-func updateText(u yep.ToolUpdateParams) string {
-	if u.Output != "" {
-		if !strings.HasSuffix(u.Output, "\n") {
-			return u.Output + "\n"
+func updateText(output string, p *yep.Progress) string {
+	if output != "" {
+		if !strings.HasSuffix(output, "\n") {
+			return output + "\n"
 		}
-		return u.Output
+		return output
 	}
-	p := u.Progress
 	if p == nil {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"yolop.dev/core/yep"
 	"yolop.dev/harness"
 	"yolop.dev/harness/internal/echotest"
 	"yolop.dev/harness/manager"
@@ -27,15 +28,20 @@ type event struct {
 }
 
 // recorder is an Output that keeps what it is given; onRaw, if set, sees
-// each streamed line.
+// each streamed line. It keeps the commands' events and tool.update; the
+// session's other typed events only when lifecycle is set.
 type recorder struct {
-	mu     sync.Mutex
-	events []event
-	raw    []string
-	onRaw  func(string)
+	mu        sync.Mutex
+	events    []event
+	raw       []string
+	onRaw     func(string)
+	lifecycle bool
 }
 
 func (r *recorder) Event(kind string, fields map[string]any, text string) {
+	if _, typed := yep.EventFor(kind); typed && kind != yep.EventToolUpdate && !r.lifecycle {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, event{kind, fields, text})
@@ -128,7 +134,7 @@ func TestCommands(t *testing.T) {
 	if got := strings.Join(raw, ""); got != "1\n2\n3\n" {
 		t.Fatalf("streamed text = %q", got)
 	}
-	if k := kinds(ev); !slices.Equal(k, []string{"update", "update", "update", "result"}) || ev[0].text != "" {
+	if k := kinds(ev); !slices.Equal(k, []string{"tool.update", "tool.update", "tool.update", "result"}) || ev[0].text != "" {
 		t.Fatalf("/call count events = %v (an update must have no text line of its own)", k)
 	}
 
@@ -318,5 +324,36 @@ func TestWorkspaceMustBeADirectory(t *testing.T) {
 		if got := s.Session.WorkspaceRoot(); got != dir {
 			t.Errorf("after /workspace %s the workspace is %q, want %q", bad, got, dir)
 		}
+	}
+}
+
+// TestSessionEventsAreTyped: the REPL reports the session's own events as
+// typed events, kind = type and fields = the event as a trace/event, so a
+// --json rendering prints them as they are; a tool's stream comes as
+// tool.update with its output, before the call's result.
+func TestSessionEventsAreTyped(t *testing.T) {
+	_, s := session(t)
+	out := &recorder{lifecycle: true}
+	r := repl.New(repl.Options{Session: s.Session, Out: out})
+	defer r.Close()
+	r.Run(context.Background(), `/call count {"n":2,"delay_ms":1}`)
+	if err := s.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := out.take()
+	got := strings.Join(kinds(ev), " ")
+	if want := "turn.started tool.started hook.fired tool.update tool.update tool.completed result turn.completed"; got != want {
+		t.Fatalf("events = %s, want %s", got, want)
+	}
+	started, update, done := ev[1].fields, ev[3].fields, ev[5].fields
+	data := func(f map[string]any) map[string]any { d, _ := f["data"].(map[string]any); return d }
+	if started["type"] != "tool.started" || data(started)["tool"] != "count" || data(started)["tool_call_id"] != "call-1" || started["span_id"] == "" {
+		t.Errorf("tool.started fields = %v", started)
+	}
+	if data(update)["output"] != "1" || update["span_id"] != started["span_id"] {
+		t.Errorf("tool.update fields = %v", update)
+	}
+	if data(done)["status"] != "ok" || data(done)["duration_ms"] == nil || done["session_id"] == "" {
+		t.Errorf("tool.completed fields = %v", done)
 	}
 }
