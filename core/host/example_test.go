@@ -50,3 +50,52 @@ func ExampleSession() {
 	fmt.Println(res.Output)
 	// Output: hello, yolop
 }
+
+// Subscribe is the one stream of what happens in a session: typed events,
+// in order, on a goroutine of the subscriber's own.
+func ExampleSession_Subscribe() {
+	tr := &transporttest.Transport{Servers: map[string]transporttest.Server{
+		"counter": transporttest.SDK(sdk.Info{}, func(s *sdk.Server) {
+			s.StreamingTool("count", func(ctx context.Context, call *sdk.ToolCall) (yep.ToolResult, error) {
+				for i := 1; i <= 2; i++ {
+					if err := call.Update(fmt.Sprint(i)); err != nil {
+						return yep.ToolResult{}, err
+					}
+				}
+				return yep.ToolResult{Output: "counted"}, nil
+			})
+		}),
+	}}
+	s := host.NewSession(host.SessionOptions{
+		Grants: []host.Grant{{
+			Name: "counter", ProtocolVersion: yep.ProtocolVersion,
+			Server: core.ServerSpec{Name: "counter"},
+			Tools:  []host.ToolGrant{{Name: "count", Streaming: true}},
+		}},
+		Transport: tr,
+	})
+	defer s.Close()
+	s.Subscribe(func(ev host.Event) {
+		switch d := ev.Data.(type) {
+		case yep.ToolStartedData:
+			fmt.Println(ev.Type, d.Tool)
+		case yep.ToolUpdateData:
+			fmt.Println(ev.Type, d.Output)
+		case yep.ToolCompletedData:
+			fmt.Println(ev.Type, d.Status)
+		}
+	})
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		panic(err)
+	}
+	if _, err := s.CallTool(ctx, "count", "call-1", nil, nil); err != nil {
+		panic(err)
+	}
+	_ = s.Flush(ctx) // every event so far has been handed to the subscriber
+	// Output:
+	// tool.started count
+	// tool.update 1
+	// tool.update 2
+	// tool.completed ok
+}
