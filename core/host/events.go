@@ -26,9 +26,14 @@ type Event struct {
 	ParentID  string
 	Time      time.Time
 	Data      any
+
+	raw json.RawMessage // the data as it came, carried verbatim by Params
 }
 
-// Params returns the event as a trace/event's params, its data encoded.
+// Params returns the event as a trace/event's params, its data encoded;
+// data that came as JSON (an event given to [Session.Trace], or made by
+// [EventFromParams]) is carried verbatim, members this version does not
+// know included.
 func (ev Event) Params() yep.TraceEventParams {
 	p := yep.TraceEventParams{Type: ev.Type, SessionID: ev.SessionID, TurnID: ev.TurnID, TraceID: ev.TraceID, SpanID: ev.SpanID, ParentID: ev.ParentID}
 	if !ev.Time.IsZero() {
@@ -39,6 +44,10 @@ func (ev Event) Params() yep.TraceEventParams {
 	case json.RawMessage:
 		p.Data = d
 	default:
+		if ev.raw != nil {
+			p.Data = ev.raw
+			break
+		}
 		p.Data = mustJSON(d)
 	}
 	return p
@@ -64,6 +73,9 @@ func EventFromParams(p yep.TraceEventParams) (Event, error) {
 		return ev, fmt.Errorf("event %s: data: %w", p.Type, err)
 	}
 	ev.Data = d
+	if _, typed := d.(json.RawMessage); !typed && d != nil {
+		ev.raw = p.Data
+	}
 	return ev, nil
 }
 

@@ -221,9 +221,20 @@ func TestEventParamsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", info.Type, err)
 		}
+		if info.Data != nil && string(back.raw) != string(p.Data) {
+			t.Errorf("%s: the data as it came is not kept: %s", info.Type, back.raw)
+		}
+		back.raw = nil
 		if !reflect.DeepEqual(back, ev) {
 			t.Errorf("%s: round trip\n got %+v\nwant %+v", info.Type, back, ev)
 		}
+	}
+	// Data given as JSON goes to trace consumers as it came, members this
+	// version does not know included.
+	in := yep.TraceEventParams{Type: yep.TraceLLMGeneration, Data: json.RawMessage(`{"model":"m","temperature":0.2}`)}
+	typed, err := EventFromParams(in)
+	if err != nil || typed.Data.(yep.LLMGenerationData).Model != "m" || string(typed.Params().Data) != string(in.Data) {
+		t.Fatalf("llm.generation = %+v, %v; forwarded %s", typed, err, typed.Params().Data)
 	}
 	// A type this version does not define keeps its data as it came.
 	ev, err := EventFromParams(yep.TraceEventParams{Type: "x.custom", Data: json.RawMessage(`{"k":1}`)})
