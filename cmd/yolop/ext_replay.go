@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -38,57 +37,21 @@ divergence (the file's line, the expected and the received message)
 otherwise: record once, replay on every build.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			file, target := args[0], args[1]
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return fmt.Errorf("replay: %w", err)
-			}
-			rec, err := record.Parse(file, data)
-			if err != nil {
-				return fmt.Errorf("replay: %w", err)
-			}
+			file := args[0]
 			h, err := a.harness()
 			if err != nil {
 				return err
 			}
-			_, g, err := h.Target(cmd.Context(), target)
+			res, err := h.Replay(cmd.Context(), file, args[1], wait)
+			var div *record.Divergence
+			if errors.As(err, &div) {
+				fmt.Fprintf(a.stdout, "%s:%s\n", file, strings.TrimPrefix(div.Error(), "dialogue"))
+				return replayDiverged{name: res.Extension, file: file}
+			}
 			if err != nil {
 				return fmt.Errorf("replay: %w", err)
 			}
-			var dials []record.Dialogue
-			var names []string
-			for _, d := range rec.Dialogues {
-				names = append(names, d.Name)
-				if d.Extension() == g.Name {
-					dials = append(dials, d)
-				}
-			}
-			if len(dials) == 0 {
-				return fmt.Errorf("replay: %s has no dialogue of extension %s (it has %s); record one with `yolop session --record FILE --ext <dir>`", file, g.Name, strings.Join(names, ", "))
-			}
-			msgs := 0
-			for _, d := range dials {
-				if g.Verify != nil {
-					if err := g.Verify(); err != nil {
-						return fmt.Errorf("replay: %w", err)
-					}
-				}
-				inst, err := h.Transport().Start(cmd.Context(), g.Server)
-				if err != nil {
-					return fmt.Errorf("replay: start extension %s: %w", g.Name, err)
-				}
-				err = record.Replay(cmd.Context(), inst, d, record.Options{Volatile: rec.Volatile, Wait: wait})
-				var div *record.Divergence
-				if errors.As(err, &div) {
-					fmt.Fprintf(a.stdout, "%s:%s\n", file, strings.TrimPrefix(div.Error(), "dialogue"))
-					return replayDiverged{name: g.Name, file: file}
-				}
-				if err != nil {
-					return fmt.Errorf("replay %s against %s: %w", file, g.Name, err)
-				}
-				msgs += len(d.Messages)
-			}
-			fmt.Fprintf(a.stdout, "replay: %s matches %s (%d dialogue(s), %d messages)\n", g.Name, file, len(dials), msgs)
+			fmt.Fprintf(a.stdout, "replay: %s matches %s (%d dialogue(s), %d messages)\n", res.Extension, file, res.Dialogues, res.Messages)
 			return nil
 		},
 	}
