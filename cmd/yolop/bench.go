@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,22 +48,13 @@ says how to read the figures and how to add a transport.`,
   yolop bench transports --transports stdio,go-plugin --json > lab.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, s := range sizes {
-				n, err := lab.ParseSize(s)
-				if err != nil {
-					return fmt.Errorf("bench transports --size: %w", err)
-				}
-				o.Sizes = append(o.Sizes, n)
+			var err error
+			if o.Sizes, err = lab.ParseSizes(sizes); err != nil {
+				return fmt.Errorf("bench transports --size: %w", err)
 			}
-			for _, c := range o.Concurrency {
-				if c < 1 || c > 1024 {
-					return fmt.Errorf("bench transports --concurrency: %d is out of range: 1 to 1024 callers", c)
-				}
-			}
-			for _, t := range o.Transports {
-				if !slices.Contains(lab.All[1:], t) {
-					return fmt.Errorf("bench transports --transports: no transport %q; want some of %s", t, strings.Join(lab.All[1:], ", "))
-				}
+			var oe *lab.OptionError
+			if err := o.Validate(); errors.As(err, &oe) {
+				return fmt.Errorf("bench transports --%s: %w", strings.ToLower(oe.Field), oe.Err)
 			}
 			exe, err := os.Executable()
 			if err != nil {

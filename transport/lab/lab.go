@@ -119,6 +119,39 @@ type Options struct {
 	Logger hclog.Logger
 }
 
+// An OptionError is an [Options] field whose value [Run] refuses.
+type OptionError struct {
+	// Field names the field: "Concurrency", "Sizes" or "Transports".
+	Field string
+	Err   error
+}
+
+func (e *OptionError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Validate checks the fields [Run] refuses, returning an *[OptionError]
+// for the first bad one: a concurrency outside 1 to 1024 callers, a
+// payload size outside 1 byte to 64 MiB, a transport not in All[1:] (the
+// floor always runs, so it is not selected).
+func (o Options) Validate() error {
+	for _, c := range o.Concurrency {
+		if c < 1 || c > 1024 {
+			return &OptionError{"Concurrency", fmt.Errorf("%d is out of range: 1 to 1024 callers", c)}
+		}
+	}
+	for _, n := range o.Sizes {
+		if n < 1 || n > 64<<20 {
+			return &OptionError{"Sizes", fmt.Errorf("%d bytes is out of range: 1 byte to 64MiB", n)}
+		}
+	}
+	for _, t := range o.Transports {
+		if !slices.Contains(All[1:], t) {
+			return &OptionError{"Transports", fmt.Errorf("no transport %q; want some of %s", t, strings.Join(All[1:], ", "))}
+		}
+	}
+	return nil
+}
+
 func (o Options) withDefaults() Options {
 	if o.ServeArgs == nil {
 		o.ServeArgs = func(mode string) []string { return []string{"serve-lab", mode} }
@@ -222,6 +255,9 @@ type CallResult struct {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Exe == "" {
 		return nil, fmt.Errorf("transport lab: no server binary (Options.Exe)")
+	}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("transport lab: %w", err)
 	}
 	o = o.withDefaults()
 	rep := &Report{Started: time.Now(),

@@ -41,6 +41,19 @@ func ParseSize(s string) (int, error) {
 	return n * mult, nil
 }
 
+// ParseSizes parses payload sizes with [ParseSize].
+func ParseSizes(ss []string) ([]int, error) {
+	var sizes []int
+	for _, s := range ss {
+		n, err := ParseSize(s)
+		if err != nil {
+			return nil, err
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
 // WriteTable writes the report as tables a person reads: the sides, then
 // spawn→ready, then one table per measurement, every figure beside its
 // ratio to the floor.
