@@ -5,8 +5,12 @@
 // tools/list is the session's extension tools — the clamped grants, with
 // their manifest schemas and descriptions; tools/call runs
 // [host.Session.CallTool], so hooks fire (a pre_tool_use block is an MCP
-// tool error), tool/update is relayed as MCP progress notifications, and
-// MCP cancellation cancels the call's context, which sends YEP cancel. A
+// tool error), and MCP cancellation cancels the call's context, which
+// sends YEP cancel. Progress comes from the session's event stream: the
+// gateway subscribes once, and each tool.update event of a call whose
+// client sent a progress token becomes an MCP progress notification on
+// that request; the stream is flushed before the call's result is sent,
+// so every notification precedes the result and none follows it. A
 // ui/ask from an extension becomes MCP form elicitation when the client
 // supports it, else it is answered cancelled. Prompt contributions are not
 // served: a YEP prompt is system-prompt context the host adds every turn,
@@ -59,9 +63,54 @@ type Gateway struct {
 
 	mu     sync.Mutex
 	sess   *host.Session
+	unsubs []func()
 	active []*pendingCall
 	parked map[string]*parked
+	routes map[string]*progressRoute // by tool call id
 	calls  atomic.Int64
+}
+
+// A progressRoute takes one call's tool.update events to the MCP request
+// that is waiting on the call, as progress notifications for its token.
+type progressRoute struct {
+	log  hclog.Logger
+	tool string
+
+	mu     sync.Mutex // held while a notification is sent
+	ss     *sdk.ServerSession
+	token  any
+	n      float64 // updates without progress of their own, so far
+	closed bool
+}
+
+// notify sends u as a progress notification, unless the route is closed.
+func (r *progressRoute) notify(u yep.ToolUpdateData) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	p := &sdk.ProgressNotificationParams{ProgressToken: r.token, Message: u.Output}
+	if u.Progress != nil {
+		p.Progress, p.Total = u.Progress.Current, u.Progress.Total
+		if u.Progress.Message != "" {
+			p.Message = u.Progress.Message
+		}
+	} else {
+		r.n++ // progress must increase: count the updates
+		p.Progress = r.n
+	}
+	if err := r.ss.NotifyProgress(context.Background(), p); err != nil {
+		r.log.Debug("progress not delivered", "tool", r.tool, "error", err)
+	}
+}
+
+// close stops the route; it returns once a notification being sent is
+// sent.
+func (r *progressRoute) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
 }
 
 // New returns a gateway with no tools until Attach.
@@ -76,7 +125,7 @@ func New(o Options) *Gateway {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	g := &Gateway{o: o, log: log.Named("mcp-gateway"), parked: map[string]*parked{}}
+	g := &Gateway{o: o, log: log.Named("mcp-gateway"), parked: map[string]*parked{}, routes: map[string]*progressRoute{}}
 	g.srv = sdk.NewServer(&sdk.Implementation{Name: o.Name, Version: o.Version}, &sdk.ServerOptions{
 		Instructions: "Tools of the yolop extensions enabled on this machine.",
 	})
@@ -89,10 +138,14 @@ func (g *Gateway) Server() *sdk.Server { return g.srv }
 // Attach serves s's extension tools: every tool an extension
 // ("ext:<name>") serves, deferred or not, by its session name. Built-ins,
 // tool_search and MCP tools are not served. It returns a warning for each
-// tool that cannot be served (a schema that is not an object).
+// tool that cannot be served (a schema that is not an object). It
+// subscribes to s's events for the calls' progress, until [Gateway.Close]
+// or the session's close.
 func (g *Gateway) Attach(s *host.Session) []string {
+	unsub := s.Subscribe(g.event)
 	g.mu.Lock()
 	g.sess = s
+	g.unsubs = append(g.unsubs, unsub)
 	g.mu.Unlock()
 	var warns []string
 	for _, t := range s.Tools() {
@@ -110,6 +163,54 @@ func (g *Gateway) Attach(s *host.Session) []string {
 		})
 	}
 	return warns
+}
+
+// event routes a tool.update event to its call's request, if it is the
+// gateway's call and its request asked for progress.
+func (g *Gateway) event(ev host.Event) {
+	u, ok := ev.Data.(yep.ToolUpdateData)
+	if !ok || ev.Type != yep.EventToolUpdate {
+		return
+	}
+	g.mu.Lock()
+	r := g.routes[u.ToolCallID]
+	g.mu.Unlock()
+	if r != nil {
+		r.notify(u)
+	}
+}
+
+// route sends the progress of call id to req's progress token, if it has
+// one, until unroute.
+func (g *Gateway) route(id, tool string, req *sdk.CallToolRequest) {
+	tok := req.Params.GetProgressToken()
+	if tok == nil {
+		return
+	}
+	g.mu.Lock()
+	g.routes[id] = &progressRoute{log: g.log, tool: tool, ss: req.Session, token: tok}
+	g.mu.Unlock()
+}
+
+// unroute delivers the progress of call id the session has emitted so far
+// (unless ctx ends first), then stops routing it: after unroute no
+// notification for the request's token is sent, so its response can go.
+func (g *Gateway) unroute(ctx context.Context, pc *pendingCall) {
+	g.mu.Lock()
+	r := g.routes[pc.id]
+	g.mu.Unlock()
+	if r == nil {
+		return
+	}
+	if err := pc.sess.Flush(ctx); err != nil {
+		g.log.Debug("progress not flushed", "tool", r.tool, "error", err)
+	}
+	r.close()
+	g.mu.Lock()
+	if g.routes[pc.id] == r {
+		delete(g.routes, pc.id)
+	}
+	g.mu.Unlock()
 }
 
 // inputSchema is a tool's schema as MCP wants it: an object schema.
@@ -138,6 +239,9 @@ var ParkTimeout = 10 * time.Minute
 // A pendingCall is one tools/call running on the session. It outlives the
 // MCP request that started it when it is parked on an elicitation.
 type pendingCall struct {
+	sess   *host.Session
+	id     string // the tool call id
+	tool   string
 	ext    string
 	done   chan callDone
 	asks   chan askReq
@@ -173,39 +277,24 @@ func (g *Gateway) call(ctx context.Context, s *host.Session, name, ext string, r
 			return nil, fmt.Errorf("unknown or expired requestState %q", st)
 		}
 		pk.timer.Stop()
+		// The call's progress now goes to the retry's token.
+		g.route(pk.call.id, pk.call.tool, req)
 		pk.ask.answer <- answerOf(req.Params.InputResponses["ask"])
 		return g.wait(ctx, req, pk.call)
 	}
 	id := fmt.Sprintf("mcp-%d", g.calls.Add(1))
-	var onUpdate func(yep.ToolUpdateParams)
-	if tok := req.Params.GetProgressToken(); tok != nil {
-		ss := req.Session
-		n := 0.0
-		onUpdate = func(u yep.ToolUpdateParams) {
-			p := &sdk.ProgressNotificationParams{ProgressToken: tok, Message: u.Output}
-			if u.Progress != nil {
-				p.Progress, p.Total = u.Progress.Current, u.Progress.Total
-				if u.Progress.Message != "" {
-					p.Message = u.Progress.Message
-				}
-			} else {
-				n++ // progress must increase: count the updates
-				p.Progress = n
-			}
-			if err := ss.NotifyProgress(context.Background(), p); err != nil {
-				g.log.Debug("progress not delivered", "tool", name, "error", err)
-			}
-		}
-	}
+	g.route(id, name, req)
 	// The call may outlive this request (parked on an elicitation), so it
 	// runs on its own context, cancelled when the request is.
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	pc := &pendingCall{ext: ext, done: make(chan callDone, 1), asks: make(chan askReq), cancel: cancel, ended: make(chan struct{})}
+	pc := &pendingCall{sess: s, id: id, tool: name, ext: ext, done: make(chan callDone, 1), asks: make(chan askReq), cancel: cancel, ended: make(chan struct{})}
 	g.mu.Lock()
 	g.active = append(g.active, pc)
 	g.mu.Unlock()
 	go func() {
-		res, err := s.CallTool(callCtx, name, id, req.Params.Arguments, onUpdate)
+		// Its tool.update events reach the client through the
+		// subscription (see Gateway.event).
+		res, err := s.CallTool(callCtx, name, id, req.Params.Arguments, nil)
 		pc.done <- callDone{res, err}
 	}()
 	return g.wait(ctx, req, pc)
@@ -218,6 +307,7 @@ func (g *Gateway) wait(ctx context.Context, req *sdk.CallToolRequest, pc *pendin
 	for {
 		select {
 		case d := <-pc.done:
+			g.unroute(ctx, pc)
 			g.finish(pc)
 			return result(d)
 		case a := <-pc.asks:
@@ -242,10 +332,14 @@ func (g *Gateway) wait(ctx context.Context, req *sdk.CallToolRequest, pc *pendin
 			g.mu.Lock()
 			g.parked[state] = pk
 			g.mu.Unlock()
+			// This request ends here: its progress is sent before its
+			// result, and the retry's request gets the rest.
+			g.unroute(ctx, pc)
 			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"ask": elicitation(pc.ext, a.p)}, RequestState: state}, nil
 		case <-ctx.Done():
 			pc.cancel()
 			<-pc.done
+			g.unroute(ctx, pc)
 			g.finish(pc)
 			return nil, ctx.Err()
 		}
@@ -346,13 +440,25 @@ func (g *Gateway) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.U
 var _ host.AskSink = (*Gateway)(nil)
 
 // Close ends every running call: parked questions are answered cancelled
-// and the calls' contexts cancelled. Call it when the transport is done.
+// and the calls' contexts cancelled; no more progress is sent, and the
+// gateway's subscriptions to its sessions' events end. Call it when the
+// transport is done.
 func (g *Gateway) Close() {
 	g.mu.Lock()
 	waiting := g.parked
 	g.parked = map[string]*parked{}
 	active := slices.Clone(g.active)
+	routes := g.routes
+	g.routes = map[string]*progressRoute{}
+	unsubs := g.unsubs
+	g.unsubs = nil
 	g.mu.Unlock()
+	for _, r := range routes {
+		r.close()
+	}
+	for _, unsub := range unsubs {
+		unsub()
+	}
 	for _, pk := range waiting {
 		if pk.timer.Stop() {
 			pk.ask.answer <- yep.UIAskResult{Cancelled: true}

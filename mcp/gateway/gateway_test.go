@@ -37,6 +37,14 @@ func TestMain(m *testing.M) {
 // client to it in memory.
 func serve(t *testing.T, opts *sdk.ClientOptions, grants ...host.Grant) *sdk.ClientSession {
 	t.Helper()
+	cs, _ := serveSession(t, opts, nil, grants...)
+	return cs
+}
+
+// serveSession is serve, the client's transport wrapped by wrap when it is
+// not nil, and it returns the session too.
+func serveSession(t *testing.T, opts *sdk.ClientOptions, wrap func(sdk.Transport) sdk.Transport, grants ...host.Grant) (*sdk.ClientSession, *host.Session) {
+	t.Helper()
 	before := goleak.IgnoreCurrent()
 	gw := gateway.New(gateway.Options{})
 	s := host.NewSession(host.SessionOptions{Grants: grants, Transport: stdio.New(stdio.Options{Logger: hclog.NewNullLogger()}), Ask: gw})
@@ -47,10 +55,14 @@ func serve(t *testing.T, opts *sdk.ClientOptions, grants ...host.Grant) *sdk.Cli
 		t.Fatal(w)
 	}
 	st, ct := sdk.NewInMemoryTransports()
+	var client sdk.Transport = ct
+	if wrap != nil {
+		client = wrap(ct)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- gw.Serve(ctx, st) }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(), ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(), client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +73,7 @@ func serve(t *testing.T, opts *sdk.ClientOptions, grants ...host.Grant) *sdk.Cli
 		s.Close()
 		goleak.VerifyNone(t, before)
 	})
-	return cs
+	return cs, s
 }
 
 func text(r *sdk.CallToolResult) string {
