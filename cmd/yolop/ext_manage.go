@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,33 +10,16 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"yolop.dev/harness"
 	"yolop.dev/harness/builtin"
 	"yolop.dev/harness/manager"
-	"yolop.dev/packaging"
 )
 
-// consent returns the CLI's consent: print the proposal (summary or diff),
-// then accept with --yes, ask y/N on a terminal, or refuse without one.
-// rerun is the command to repeat with --yes.
+// consent returns the CLI's consent (harness.LineConsent): print the
+// proposal, then accept with --yes, ask y/N on a terminal, or refuse
+// without one. rerun is the command to repeat with --yes.
 func (a *app) consent(yes bool, rerun string) manager.Consent {
-	return func(ctx context.Context, p manager.Proposal) error {
-		fmt.Fprintln(a.stdout, strings.TrimRight(p.Text, "\n"))
-		verb := "Install"
-		if !p.Fresh {
-			verb = "Apply this update to"
-		}
-		if yes {
-			fmt.Fprintf(a.stdout, "%s %s: approved with --yes\n", verb, p.Name)
-			return nil
-		}
-		switch ok, tty := a.askYes(fmt.Sprintf("%s %s? [y/N] ", verb, p.Name)); {
-		case !tty:
-			return fmt.Errorf("%w: there is no terminal to ask on, and nothing was changed; read the summary above, then re-run with --yes to approve it:\n  %s --yes", packaging.ErrNotApproved, rerun)
-		case !ok:
-			return fmt.Errorf("%w: declined, nothing was changed", packaging.ErrNotApproved)
-		}
-		return nil
-	}
+	return harness.LineConsent(a.stdout, yes, rerun, a.askYes)
 }
 
 // askYes asks question on the terminal and reports whether the answer is
@@ -80,13 +62,7 @@ without a terminal and without --yes nothing is installed.`,
 			if err != nil {
 				return err
 			}
-			rerun := "yolop ext install " + args[0]
-			if name != "" {
-				rerun += " --name " + name
-			}
-			if registry != "" {
-				rerun += " --registry " + registry
-			}
+			rerun := "yolop ext install " + args[0] + flagArg("--name", name) + flagArg("--registry", registry)
 			if build {
 				rerun += " --build"
 			}
@@ -233,10 +209,7 @@ re-fetched after consent.`,
 				return err
 			}
 			consent := func(n string) manager.Consent {
-				if registry != "" {
-					return a.consent(yes, "yolop ext update "+n+" --registry "+registry)
-				}
-				return a.consent(yes, "yolop ext update "+n)
+				return a.consent(yes, "yolop ext update "+n+flagArg("--registry", registry))
 			}
 			n, err := h.Update(cmd.Context(), args, registry, consent, func(out *manager.Outcome) { fmt.Fprintln(a.stdout, builtin.OutcomeText(out)) })
 			if n == 0 && err == nil {

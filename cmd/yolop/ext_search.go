@@ -55,7 +55,7 @@ yolop registry publish writes) has no API and cannot be searched.`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "install one with `yolop ext install <extension>%s`\n", registryFlag(registry))
+			fmt.Fprintf(a.stdout, "install one with `yolop ext install <extension>%s`\n", flagArg("--registry", registry))
 			return nil
 		},
 	}
@@ -65,10 +65,10 @@ yolop registry publish writes) has no API and cannot be searched.`,
 	return cmd
 }
 
-// registryFlag is " --registry R" when R is set, for a hint to re-run.
-func registryFlag(r string) string {
-	if r == "" {
+// flagArg is " FLAG VALUE" when value is set, for a command to re-run.
+func flagArg(flag, value string) string {
+	if value == "" {
 		return ""
 	}
-	return " --registry " + r
+	return " " + flag + " " + value
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"yolop.dev/harness"
 	mcpclient "yolop.dev/mcp/client"
 )
 
@@ -39,16 +39,7 @@ Use it before a session without a terminal (a pipe, a script), or pass
 				return err
 			}
 			confirm := func() error {
-				if yes {
-					return nil
-				}
-				switch ok, tty := a.askYes("Approve these MCP servers? [y/N] "); {
-				case !tty:
-					return errors.New("there is no terminal to ask on, and nothing was approved; read the summary above, then re-run with --yes to approve it")
-				case !ok:
-					return errors.New("declined, nothing was approved")
-				}
-				return nil
+				return harness.Confirmation{Question: "Approve these MCP servers? [y/N] ", Yes: yes, Undone: "nothing was approved"}.Ask(a.askYes)
 			}
 			if err := mcpclient.ApproveWorkspace(cmd.Context(), ws, mcpclient.NewApprovals(h.ConfigDir()), a.stdout, confirm); err != nil {
 				return fmt.Errorf("yolop mcp approve: %w", err)
