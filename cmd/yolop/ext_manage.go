@@ -25,14 +25,20 @@ func (a *app) consent(yes bool, rerun string) manager.Consent {
 // askYes asks question on the terminal and reports whether the answer is
 // y or yes; tty is false, and nothing is asked, without a terminal.
 func (a *app) askYes(question string) (yes, tty bool) {
-	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	f, ok := a.stdinTerminal()
+	if !ok {
 		return false, false
 	}
 	fmt.Fprint(a.stdout, question)
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	ans := strings.ToLower(strings.TrimSpace(line))
 	return ans == "y" || ans == "yes", true
+}
+
+// stdinTerminal returns stdin when it is a terminal.
+func (a *app) stdinTerminal() (*os.File, bool) {
+	f, ok := a.stdin.(*os.File)
+	return f, ok && term.IsTerminal(int(f.Fd()))
 }
 
 func (a *app) extInstallCmd() *cobra.Command {

@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"yolop.dev/core/host"
+	"yolop.dev/harness"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/secrets"
 	"yolop.dev/packaging"
@@ -78,39 +76,15 @@ history and are visible to other users in ps.`,
 
 // readSecret reads the value: masked on a terminal, one line with --stdin.
 func (a *app) readSecret(name string, f packaging.ConfigField, fromStdin bool) (string, error) {
-	file, isFile := a.stdin.(*os.File)
-	tty := isFile && term.IsTerminal(int(file.Fd()))
+	file, tty := a.stdinTerminal()
 	if !tty && !fromStdin {
 		return "", fmt.Errorf("standard input is not a terminal, so the secret cannot be typed with echo off; pipe it with --stdin: printf '%%s' \"$VALUE\" | yolop ext secret set %s %s --stdin", name, f.Name)
 	}
+	var hidden func() ([]byte, error)
 	if tty {
-		desc := ""
-		if f.Description != "" {
-			desc = " (" + f.Description + ")"
-		}
-		fmt.Fprintf(a.stderr, "Secret %s for extension %s%s, input hidden: ", f.Name, name, desc)
+		hidden = func() ([]byte, error) { return term.ReadPassword(int(file.Fd())) }
 	}
-	var line string
-	var err error
-	if tty {
-		var b []byte
-		b, err = term.ReadPassword(int(file.Fd()))
-		fmt.Fprintln(a.stderr)
-		line = string(b)
-	} else {
-		line, err = bufio.NewReader(a.stdin).ReadString('\n')
-		if errors.Is(err, io.EOF) {
-			err = nil
-		}
-	}
-	if err != nil {
-		return "", fmt.Errorf("reading the secret: %w", err)
-	}
-	value := strings.TrimRight(line, "\r\n")
-	if value == "" {
-		return "", fmt.Errorf("no secret given for %s.%s (an empty line); nothing was saved", name, f.Name)
-	}
-	return value, nil
+	return harness.ReadSecretValue(name, f, a.stdin, a.stderr, hidden)
 }
 
 func (a *app) extSecretUnsetCmd() *cobra.Command {
@@ -157,11 +131,7 @@ func (a *app) extSecretListCmd() *cobra.Command {
 				return err
 			}
 			for _, st := range states {
-				state := "unset"
-				if st.Set {
-					state = "set"
-				}
-				fmt.Fprintf(a.stdout, "%s.%s\t%s\tenv %s\n", st.Extension, st.Field, state, st.Env)
+				fmt.Fprintln(a.stdout, st)
 			}
 			return nil
 		},
@@ -171,8 +141,8 @@ func (a *app) extSecretListCmd() *cobra.Command {
 // terminalAsker returns an ask sink on the terminal for setup on enable, or
 // nil when stdin is not a terminal (setup then lists what is missing).
 func (a *app) terminalAsker() host.AskSink {
-	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	f, ok := a.stdinTerminal()
+	if !ok {
 		return nil
 	}
 	return &config.LineAsker{In: bufio.NewReader(f), Out: a.stderr, ReadSecret: func() (string, error) {
