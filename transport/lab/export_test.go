@@ -33,3 +33,9 @@ func StartSide(ctx context.Context, exe, name string) (int, error) {
 	}
 	return 0, fmt.Errorf("no side %s", name)
 }
+
+// CheckSession runs checkSession: the session side's calls that show each
+// of its parts at work.
+func CheckSession(ctx context.Context, exe string) (SessionFacts, error) {
+	return checkSession(ctx, Options{Exe: exe})
+}

@@ -69,7 +69,12 @@ const (
 )
 
 // All is every side, in the order reports list them.
-var All = []string{Floor, Stdio, GoPlugin, GoPluginGRPC, WASM, InMemory}
+var All = []string{Floor, Stdio, GoPlugin, GoPluginGRPC, WASM, InMemory, Session, Bare, GoPluginNetRPC, MCPSDK}
+
+// Product is the product comparison: the session beside the bare
+// connection and the two peers (`yolop bench transports --transports
+// session,bare,go-plugin-netrpc,mcp-sdk`).
+var Product = []string{Session, Bare, GoPluginNetRPC, MCPSDK}
 
 // Options configure [Run]. Exe is required; every other zero value is a
 // default.
@@ -117,6 +122,8 @@ type Options struct {
 	Progress io.Writer
 	// Logger is the transports' logger. Nil means none.
 	Logger hclog.Logger
+
+	kit *sessionKit // the session side's packages, set by sides
 }
 
 // An OptionError is an [Options] field whose value [Run] refuses.
@@ -190,13 +197,16 @@ func (o Options) withDefaults() Options {
 
 // A Report is what [Run] measured.
 type Report struct {
-	Started    time.Time      `json:"started"`
-	Machine    Machine        `json:"machine"`
-	Sides      []Availability `json:"sides"`
-	Spawn      []SpawnResult  `json:"spawn"`
-	Calls      []CallResult   `json:"calls"`
-	Settings   Settings       `json:"settings"`
-	DurationMS float64        `json:"duration_ms"`
+	Started time.Time      `json:"started"`
+	Machine Machine        `json:"machine"`
+	Sides   []Availability `json:"sides"`
+	Spawn   []SpawnResult  `json:"spawn"`
+	// StartTen is session start with ten eager extensions against ten
+	// bare children, measured when the session side runs.
+	StartTen   *StartTen    `json:"start_ten,omitempty"`
+	Calls      []CallResult `json:"calls"`
+	Settings   Settings     `json:"settings"`
+	DurationMS float64      `json:"duration_ms"`
 }
 
 // Settings are the options a report was measured with.
@@ -269,6 +279,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	if o.kit != nil {
+		fmt.Fprintf(o.Progress, "session start: ten eager extensions against ten bare children, %d starts of each\n", o.Spawns)
+		if rep.StartTen, err = measureStartTen(ctx, o, o.kit, o.Spawns); err != nil {
+			return rep, fmt.Errorf("%s: %w", Session, err)
+		}
+	}
 
 	fmt.Fprintf(o.Progress, "spawn→ready: %d starts of each side\n", o.Spawns)
 	if rep.Spawn, err = measureSpawn(ctx, sides, o.Spawns); err != nil {
@@ -325,7 +341,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 // sides builds the sides to measure, the floor first.
-func (o Options) sides(ctx context.Context) ([]side, []Availability, func(), error) {
+func (o *Options) sides(ctx context.Context) ([]side, []Availability, func(), error) {
 	var cleanups []func()
 	cleanup := func() {
 		for _, f := range slices.Backward(cleanups) {
@@ -344,10 +360,31 @@ func (o Options) sides(ctx context.Context) ([]side, []Availability, func(), err
 			avail = append(avail, Availability{Name: name, Reason: "not selected"})
 			continue
 		}
-		if name == GoPluginGRPC {
-			sides = append(sides, side{name: name, start: func(ctx context.Context) (client, error) {
+		var start func(ctx context.Context) (client, error)
+		switch name {
+		case GoPluginGRPC:
+			start = func(ctx context.Context) (client, error) {
 				return startGoPluginGRPC(ctx, o.Exe, o.ServeArgs(ServeGoPluginGRPC))
-			}})
+			}
+		case Session:
+			k, done, err := o.newSessionKit()
+			cleanups = append(cleanups, done)
+			if err != nil {
+				return nil, avail, cleanup, err
+			}
+			o.kit = k
+			start = func(ctx context.Context) (client, error) { return startSession(ctx, k) }
+		case Bare:
+			start = func(ctx context.Context) (client, error) { return startBare(ctx, o.Exe, o.ServeArgs(ServeStdio)) }
+		case GoPluginNetRPC:
+			start = func(ctx context.Context) (client, error) {
+				return startGoPluginNetRPC(ctx, o.Exe, o.ServeArgs(ServeGoPluginNetRPC))
+			}
+		case MCPSDK:
+			start = func(ctx context.Context) (client, error) { return startMCPSDK(ctx, o.Exe, o.ServeArgs(ServeMCPSDK)) }
+		}
+		if start != nil {
+			sides = append(sides, side{name: name, start: start})
 			avail = append(avail, Availability{Name: name, Available: true})
 			continue
 		}

@@ -45,8 +45,14 @@ func Serve(ctx context.Context, mode string, stdin io.Reader, stdout, stderr io.
 		err = plugin.Serve(ctx, echoext.New(log), plugin.Options{})
 	case ServeGoPluginGRPC:
 		serveGoPluginGRPC()
+	case ServeGoPluginNetRPC:
+		serveGoPluginNetRPC()
+	case ServeMCPSDK:
+		err = serveMCPSDK(ctx, stdin, stdout)
+	case ServeSessionTrace:
+		err = serveSessionTrace(ctx, stdin, stdout)
 	default:
-		return fmt.Errorf("no lab server %q; want %s, %s, %s or %s", mode, ServeFloor, ServeStdio, ServeGoPlugin, ServeGoPluginGRPC)
+		return fmt.Errorf("no lab server %q; want one of %s, %s, %s, %s, %s, %s, %s", mode, ServeFloor, ServeStdio, ServeGoPlugin, ServeGoPluginGRPC, ServeGoPluginNetRPC, ServeMCPSDK, ServeSessionTrace)
 	}
 	if errors.Is(err, context.Canceled) {
 		err = nil

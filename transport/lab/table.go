@@ -79,6 +79,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		tw.Flush()
 	}
+	if t := r.StartTen; t != nil {
+		fmt.Fprintf(w, "\nsession start, ten eager extensions ÷ ten bare children (exec + initialize), in parallel (median of %d starts)\n", t.Samples)
+		fmt.Fprintf(tw, "session\t%s\t\nten bare children\t%s\t\nsession ÷ bare\t%s\t\n", msString(t.SessionMS), msString(t.BareMS), ratioString(t.Ratio))
+		tw.Flush()
+	}
 	for i := 0; i < len(r.Calls); {
 		j := i
 		for j < len(r.Calls) && r.Calls[j].Mode == r.Calls[i].Mode && r.Calls[j].Size == r.Calls[i].Size && r.Calls[j].Concurrency == r.Calls[i].Concurrency {
@@ -108,7 +113,58 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		i = j
 	}
-	return nil
+	return r.writeProduct(w)
+}
+
+// writeProduct writes the product comparison when the session side ran:
+// the host's overhead per call over the bare connection, and the
+// session's calls/s against the peers'.
+func (r *Report) writeProduct(w io.Writer) error {
+	type group struct {
+		mode       string
+		size, conc int
+		rows       map[string]CallResult
+	}
+	var groups []*group
+	for _, c := range r.Calls {
+		if len(groups) == 0 || groups[len(groups)-1].mode != c.Mode || groups[len(groups)-1].size != c.Size || groups[len(groups)-1].conc != c.Concurrency {
+			groups = append(groups, &group{mode: c.Mode, size: c.Size, conc: c.Concurrency, rows: map[string]CallResult{}})
+		}
+		groups[len(groups)-1].rows[c.Side] = c
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	if _, ok := groups[0].rows[Session]; !ok {
+		return nil
+	}
+	fmt.Fprintln(w, "\nproduct: the session (argument check, hook, trace, scrubbing) against the bare connection and the peers")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tsession p50\tbare p50\thost overhead per call\tsession calls/s\t÷"+GoPluginNetRPC+"\t÷"+MCPSDK+"\t")
+	for _, g := range groups {
+		s := g.rows[Session]
+		label := fmt.Sprintf("%s, %s, %d caller(s)", g.mode, SizeString(g.size), g.conc)
+		bare, over := "-", "-"
+		if b, ok := g.rows[Bare]; ok {
+			bare, over = usString(b.P50US), usString(s.P50US-b.P50US)
+		}
+		rate, vsNet, vsMCP := "-", "-", "-"
+		if g.mode == "hot" {
+			rate = rateString(s.CallsPerSec)
+			if p, ok := g.rows[GoPluginNetRPC]; ok && p.RateRatio > 0 {
+				vsNet = ratioString(s.RateRatio / p.RateRatio)
+			}
+			if p, ok := g.rows[MCPSDK]; ok && p.RateRatio > 0 {
+				vsMCP = ratioString(s.RateRatio / p.RateRatio)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", label, usString(s.P50US), bare, over, rate, vsNet, vsMCP)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "host overhead per call = session p50 − bare p50; session calls/s ÷ a peer's = the median of the per-round ratios to the floor, one ÷ the other.")
+	return err
 }
 
 func usString(us float64) string {
