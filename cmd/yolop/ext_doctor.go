@@ -53,18 +53,12 @@ is 1 when any check fails.`,
 			if err != nil {
 				return err
 			}
-			m, g, err := h.Target(cmd.Context(), args[0])
-			if err != nil {
-				return fmt.Errorf("doctor: %w", err)
-			}
-			rep, err := doctor.RunGrant(cmd.Context(), m, g, doctor.Options{
-				Transport:           h.Transport(), // every transport this binary has
+			rep, err := h.Doctor(cmd.Context(), args[0], doctor.Options{ // h's transports: every one this binary has
 				Logger:              a.log,
 				HandshakeTimeout:    timeout,
 				CallTimeout:         timeout,
 				StopGrace:           grace,
 				InjectedHookTimeout: hookTO,
-				SessionID:           fmt.Sprintf("doctor-%d", time.Now().UnixNano()),
 			})
 			if err != nil {
 				return err
@@ -78,7 +72,7 @@ is 1 when any check fails.`,
 				return err
 			}
 			if !rep.OK() {
-				return doctorFailed{g.Name}
+				return doctorFailed{rep.Extension}
 			}
 			return nil
 		},
