@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -68,9 +67,7 @@ says how to read the figures and how to add a transport.`,
 				return fmt.Errorf("bench transports: %w", err)
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return a.printJSON(rep)
 			}
 			return rep.WriteTable(a.stdout)
 		},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+
 	"github.com/spf13/cobra"
 
 	"yolop.dev/harness/manager"
@@ -10,6 +12,13 @@ import (
 // registry.
 func (a *app) extraCommands() []*cobra.Command {
 	return []*cobra.Command{a.extCmd(), a.registryCmd(), a.benchCmd(), a.serveLabCmd()}
+}
+
+// printJSON prints v to stdout as indented JSON (the --json output).
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // allowFileGitEnv, set to 1, lets `yolop ext install` fetch file:// git

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -36,9 +35,7 @@ into a temporary directory and read; nothing of it is installed or run.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(in)
+				return a.printJSON(in)
 			}
 			_, err = fmt.Fprint(a.stdout, in.Text())
 			return err

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -106,9 +106,7 @@ func (a *app) extListCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
+				return a.printJSON(list)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(a.stdout, "no extensions installed; install one with `yolop ext install <source>`")
@@ -231,22 +229,16 @@ re-fetched after consent.`,
 
 // completeInstalled completes installed extension names.
 func (a *app) completeInstalled(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	m, err := a.manager()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	names, err := m.Names(cmd.Context())
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return a.completeNames(cmd, args, func(ctx context.Context, m *manager.Manager) ([]string, error) { return m.Names(ctx) })
 }
 
 // completeEnabled completes the extensions enabled in settings.toml.
 func (a *app) completeEnabled(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	return a.completeNames(cmd, args, func(ctx context.Context, m *manager.Manager) ([]string, error) { return m.Settings().Enabled(ctx) })
+}
+
+// completeNames completes a command's first argument with names.
+func (a *app) completeNames(cmd *cobra.Command, args []string, names func(context.Context, *manager.Manager) ([]string, error)) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -254,9 +246,9 @@ func (a *app) completeEnabled(cmd *cobra.Command, args []string, _ string) ([]st
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	names, err := m.Settings().Enabled(cmd.Context())
+	list, err := names(cmd.Context(), m)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return list, cobra.ShellCompDirectiveNoFileComp
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -65,9 +64,7 @@ See docs/authoring.md.`,
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(r)
+				return a.printJSON(r)
 			}
 			fmt.Fprint(a.stdout, r.Text())
 			return nil

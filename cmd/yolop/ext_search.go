@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -39,9 +38,7 @@ yolop registry publish writes) has no API and cannot be searched.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return a.printJSON(res)
 			}
 			if len(res) == 0 {
 				fmt.Fprintf(a.stdout, "no extensions match %q in %s\n", term, c.Registry())

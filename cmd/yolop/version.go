@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -25,9 +24,7 @@ func (a *app) versionCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b := harness.CurrentBuild(version, commit)
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(b)
+				return a.printJSON(b)
 			}
 			_, err := fmt.Fprint(a.stdout, b)
 			return err
