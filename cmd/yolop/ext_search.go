@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -25,34 +25,17 @@ yolop registry publish writes) has no API and cannot be searched.`,
 			if err != nil {
 				return err
 			}
-			c, err := h.Registry(cmd.Context(), registry)
-			if err != nil {
-				return err
-			}
-			term := ""
-			if len(args) > 0 {
-				term = args[0]
-			}
-			res, err := c.Search(cmd.Context(), term, limit)
+			r, err := h.Search(cmd.Context(), registry, strings.Join(args, ""), limit)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return a.printJSON(res)
+				return a.printJSON(r.Results)
 			}
-			if len(res) == 0 {
-				fmt.Fprintf(a.stdout, "no extensions match %q in %s\n", term, c.Registry())
-				return nil
+			fmt.Fprint(a.stdout, r.Text())
+			if len(r.Results) > 0 {
+				fmt.Fprintf(a.stdout, "install one with `yolop ext install <extension>%s`\n", flagArg("--registry", registry))
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "EXTENSION\tVERSION\tDESCRIPTION")
-			for _, r := range res {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Extension, r.Version, r.Description)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "install one with `yolop ext install <extension>%s`\n", flagArg("--registry", registry))
 			return nil
 		},
 	}
