@@ -69,12 +69,16 @@ const (
 )
 
 // All is every side, in the order reports list them.
-var All = []string{Floor, Stdio, GoPlugin, GoPluginGRPC, WASM, InMemory, Session, Bare, GoPluginNetRPC, MCPSDK}
+var All = []string{Floor, Stdio, GoPlugin, GoPluginGRPC, WASM, InMemory, Session, SessionMinimal, Bare, GoPluginNetRPC, MCPSDK}
 
 // Product is the product comparison: the session beside the bare
 // connection and the two peers (`yolop bench transports --transports
 // session,bare,go-plugin-netrpc,mcp-sdk`).
 var Product = []string{Session, Bare, GoPluginNetRPC, MCPSDK}
+
+// ProductSplit adds SessionMinimal to Product, to split the host's
+// overhead between the call path and the hook, trace and scrubbing.
+var ProductSplit = []string{Session, SessionMinimal, Bare, GoPluginNetRPC, MCPSDK}
 
 // Options configure [Run]. Exe is required; every other zero value is a
 // default.
@@ -279,7 +283,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	if o.kit != nil {
+	if slices.Contains(o.Transports, Session) {
 		fmt.Fprintf(o.Progress, "session start: ten eager extensions against ten bare children, %d starts of each\n", o.Spawns)
 		if rep.StartTen, err = measureStartTen(ctx, o, o.kit, o.Spawns); err != nil {
 			return rep, fmt.Errorf("%s: %w", Session, err)
@@ -366,14 +370,17 @@ func (o *Options) sides(ctx context.Context) ([]side, []Availability, func(), er
 			start = func(ctx context.Context) (client, error) {
 				return startGoPluginGRPC(ctx, o.Exe, o.ServeArgs(ServeGoPluginGRPC))
 			}
-		case Session:
-			k, done, err := o.newSessionKit()
-			cleanups = append(cleanups, done)
-			if err != nil {
-				return nil, avail, cleanup, err
+		case Session, SessionMinimal:
+			if o.kit == nil {
+				k, done, err := o.newSessionKit()
+				cleanups = append(cleanups, done)
+				if err != nil {
+					return nil, avail, cleanup, err
+				}
+				o.kit = k
 			}
-			o.kit = k
-			start = func(ctx context.Context) (client, error) { return startSession(ctx, k) }
+			k, minimal := o.kit, name == SessionMinimal
+			start = func(ctx context.Context) (client, error) { return startSession(ctx, k, minimal) }
 		case Bare:
 			start = func(ctx context.Context) (client, error) { return startBare(ctx, o.Exe, o.ServeArgs(ServeStdio)) }
 		case GoPluginNetRPC:

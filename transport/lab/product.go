@@ -34,6 +34,12 @@ const (
 	// pipes, no transport) with a core/jsonrpc client: the bare
 	// connection. Session − bare is the host's overhead per call.
 	Bare = "bare"
+	// SessionMinimal is harness.Session.CallTool on the same echo server
+	// with none of the session side's extras: a manifest without the hook,
+	// no trace consumer, no secret registered. It splits the host's
+	// overhead into the call path itself (minimal − bare) and what the
+	// hook, the trace and the scrubbing add (session − minimal).
+	SessionMinimal = "session-minimal"
 )
 
 // Names of the lab extensions and the secret the session side registers.
@@ -95,6 +101,31 @@ const echoManifest = `{
   }
 }`
 
+// plainManifest is the echo extension's tools alone.
+const plainManifest = `{
+  "name": %q,
+  "version": "0.1.0",
+  "description": "The transport lab's echo extension, tools only.",
+  "yolop": {
+    "protocol_version": "1.0",
+    "capabilityServer": { "command": "lab-server", "args": [] },
+    "tools": [
+      {
+        "name": "echo",
+        "description": "Return the given text unchanged.",
+        "input_schema": {
+          "type": "object",
+          "properties": { "text": { "type": "string", "description": "Text to return." } },
+          "required": ["text"],
+          "additionalProperties": false
+        },
+        "never_defer": true,
+        "risk": "low"
+      }
+    ]
+  }
+}`
+
 const traceManifest = `{
   "name": %q,
   "version": "0.1.0",
@@ -115,6 +146,7 @@ type sessionKit struct {
 	traceOut  string
 	echo      host.Grant
 	trace     host.Grant
+	plain     host.Grant // SessionMinimal's
 	// ten are ten eager echo extensions for the ten-eager start.
 	ten []host.Grant
 }
@@ -156,6 +188,9 @@ func (o Options) newSessionKit() (*sessionKit, func(), error) {
 	if k.trace, err = load(sessionTrace, traceManifest, ServeSessionTrace, map[string]string{traceOutEnv: k.traceOut}); err != nil {
 		return nil, cleanup, fmt.Errorf("session side: %w", err)
 	}
+	if k.plain, err = load("lab-echo-plain", plainManifest, ServeStdio, nil); err != nil {
+		return nil, cleanup, fmt.Errorf("session side: %w", err)
+	}
 	for i := range 10 {
 		g, err := load(fmt.Sprintf("lab-echo-%d", i), echoManifest, ServeStdio, nil)
 		if err != nil {
@@ -166,14 +201,16 @@ func (o Options) newSessionKit() (*sessionKit, func(), error) {
 	return k, cleanup, nil
 }
 
-// open opens a harness on the kit's config directory with the lab's
-// secret in its scrubber.
-func (k *sessionKit) open(ctx context.Context) (*harness.Harness, error) {
+// open opens a harness on the kit's config directory, with the lab's
+// secret in its scrubber when secret is set.
+func (k *sessionKit) open(ctx context.Context, secret bool) (*harness.Harness, error) {
 	h, err := harness.Open(ctx, harness.Options{ConfigDir: k.configDir})
 	if err != nil {
 		return nil, fmt.Errorf("opening the harness: %w", err)
 	}
-	h.Scrubber().Add(sessionEcho, "token", secrets.New(labSecret))
+	if secret {
+		h.Scrubber().Add(sessionEcho, "token", secrets.New(labSecret))
+	}
 	return h, nil
 }
 
@@ -182,12 +219,16 @@ type sessionClient struct {
 	s *harness.Session
 }
 
-func startSession(ctx context.Context, k *sessionKit) (*sessionClient, error) {
-	h, err := k.open(ctx)
+// startSession starts the session side, or with minimal SessionMinimal.
+func startSession(ctx context.Context, k *sessionKit, minimal bool) (*sessionClient, error) {
+	h, err := k.open(ctx, !minimal)
 	if err != nil {
 		return nil, err
 	}
 	grants := []host.Grant{k.echo, k.trace}
+	if minimal {
+		grants = []host.Grant{k.plain}
+	}
 	s, _ := h.NewSession(ctx, harness.SessionOptions{Extra: grants, NoEnabled: true, WorkspaceRoot: k.dir, SessionID: "lab"})
 	if errs, failed := s.StartInPlace(ctx, grants); failed != 0 {
 		s.Close()
@@ -346,7 +387,7 @@ type StartTen struct {
 // echo extensions and starts it: what a front-end does before its first
 // turn.
 func startTenSession(ctx context.Context, k *sessionKit) (func(), error) {
-	h, err := k.open(ctx)
+	h, err := k.open(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +439,10 @@ func measureStartTen(ctx context.Context, o Options, k *sessionKit, samples int)
 		func(ctx context.Context) (func(), error) { return startTenSession(ctx, k) },
 		func(ctx context.Context) (func(), error) { return startTenBare(ctx, o.Exe, o.ServeArgs(ServeStdio)) },
 	}
-	for _, start := range starts { // one unmeasured start each
+	for _, start := range starts { // one unmeasured start each, unless one sample is all that is asked
+		if samples < 2 {
+			break
+		}
 		stop, err := start(ctx)
 		if err != nil {
 			return nil, err
@@ -438,7 +482,7 @@ func checkSession(ctx context.Context, o Options) (facts SessionFacts, err error
 	if err != nil {
 		return facts, err
 	}
-	c, err := startSession(ctx, k)
+	c, err := startSession(ctx, k, false)
 	if err != nil {
 		return facts, err
 	}

@@ -54,25 +54,26 @@ func TestSessionSideParts(t *testing.T) {
 }
 
 // TestProductSides runs the product comparison for a handful of calls:
-// the session, the bare connection and both peers answer every call, in
+// the session, the minimal session, the bare connection and both peers
+// answer every call, in
 // every measurement, and session start with ten eager extensions is
 // measured against ten bare children.
 func TestProductSides(t *testing.T) {
 	var progress bytes.Buffer
 	rep, err := lab.Run(context.Background(), lab.Options{
-		Exe: exe(t), Transports: lab.Product, Calls: 8, IdleCalls: 2, IdleGap: time.Millisecond,
-		Concurrency: []int{1, 4}, Sizes: []int{64}, Spawns: 1, Rounds: 2, Progress: &progress,
+		Exe: exe(t), Transports: lab.ProductSplit, Calls: 8, IdleCalls: 2, IdleGap: time.Millisecond,
+		Concurrency: []int{3}, Sizes: []int{64}, Spawns: 1, Rounds: 2, Progress: &progress,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v\nprogress:\n%s", err, progress.String())
 	}
 	for _, a := range rep.Sides {
-		if !a.Available && (a.Name == lab.Floor || slices.Contains(lab.Product, a.Name)) {
+		if !a.Available && (a.Name == lab.Floor || slices.Contains(lab.ProductSplit, a.Name)) {
 			t.Errorf("%s not measured: %s", a.Name, a.Reason)
 		}
 	}
-	sides := 1 + len(lab.Product)
-	if len(rep.Spawn) != sides || len(rep.Calls) != 3*sides {
+	sides := 1 + len(lab.ProductSplit)
+	if len(rep.Spawn) != sides || len(rep.Calls) != 2*sides {
 		t.Fatalf("spawn %+v, calls %+v", rep.Spawn, rep.Calls)
 	}
 	seen := map[string]int{}
@@ -82,9 +83,9 @@ func TestProductSides(t *testing.T) {
 			t.Errorf("row %+v: not measured", c)
 		}
 	}
-	for _, s := range lab.Product {
-		if seen[s] != 3 {
-			t.Errorf("%s has %d rows, want 3", s, seen[s])
+	for _, s := range lab.ProductSplit {
+		if seen[s] != 2 {
+			t.Errorf("%s has %d rows, want 2", s, seen[s])
 		}
 	}
 	st := rep.StartTen
@@ -95,7 +96,7 @@ func TestProductSides(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"host overhead per call", "ten eager", lab.MCPSDK, lab.GoPluginNetRPC} {
+	for _, w := range []string{"host overhead per call", "of it the call path", "ten eager", lab.MCPSDK, lab.GoPluginNetRPC} {
 		if !strings.Contains(table.String(), w) {
 			t.Errorf("table lacks %q:\n%s", w, table.String())
 		}

@@ -139,14 +139,29 @@ func (r *Report) writeProduct(w io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(w, "\nproduct: the session (argument check, hook, trace, scrubbing) against the bare connection and the peers")
+	_, split := groups[0].rows[SessionMinimal]
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tsession p50\tbare p50\thost overhead per call\tsession calls/s\t÷"+GoPluginNetRPC+"\t÷"+MCPSDK+"\t")
+	head := "\tsession p50\tbare p50\thost overhead per call\t"
+	if split {
+		head += "minimal p50\tof it the call path\t"
+	}
+	fmt.Fprintln(tw, head+"session calls/s\t÷"+GoPluginNetRPC+"\t÷"+MCPSDK+"\t")
 	for _, g := range groups {
 		s := g.rows[Session]
-		label := fmt.Sprintf("%s, %s, %d caller(s)", g.mode, SizeString(g.size), g.conc)
-		bare, over := "-", "-"
-		if b, ok := g.rows[Bare]; ok {
-			bare, over = usString(b.P50US), usString(s.P50US-b.P50US)
+		line := fmt.Sprintf("%s, %s, %d caller(s)\t%s\t", g.mode, SizeString(g.size), g.conc, usString(s.P50US))
+		b, bare := g.rows[Bare]
+		if bare {
+			line += fmt.Sprintf("%s\t%s\t", usString(b.P50US), usString(s.P50US-b.P50US))
+		} else {
+			line += "-\t-\t"
+		}
+		if split {
+			m := g.rows[SessionMinimal]
+			path := "-"
+			if bare {
+				path = usString(m.P50US - b.P50US)
+			}
+			line += fmt.Sprintf("%s\t%s\t", usString(m.P50US), path)
 		}
 		rate, vsNet, vsMCP := "-", "-", "-"
 		if g.mode == "hot" {
@@ -158,7 +173,7 @@ func (r *Report) writeProduct(w io.Writer) error {
 				vsMCP = ratioString(s.RateRatio / p.RateRatio)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", label, usString(s.P50US), bare, over, rate, vsNet, vsMCP)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t\n", line, rate, vsNet, vsMCP)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
