@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -30,10 +28,6 @@ Use it before a session without a terminal (a pipe, a script), or pass
 --yes to such a session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ws == "" {
-				ws, _ = os.Getwd()
-			}
-			ws, _ = filepath.Abs(ws)
 			h, err := a.harness()
 			if err != nil {
 				return err

@@ -42,8 +42,13 @@ func (r *Review) Proposal(prev *Review) string {
 // already approved, writes the proposal (see [Review.Proposal]) to out,
 // asks confirm and pins the approval. A confirm error (the user declined,
 // or there is no one to ask) leaves nothing approved and is returned.
-// What happened is written to out.
+// What happened is written to out. An empty workspace is the current
+// directory; a relative one is made absolute.
 func ApproveWorkspace(ctx context.Context, workspace string, approvals *Approvals, out io.Writer, confirm func() error) error {
+	workspace, err := filepath.Abs(workspace) // "" is the current directory
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
 	rev, err := ReviewFile(filepath.Join(workspace, FileName))
 	if err != nil {
 		return err
