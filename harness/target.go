@@ -48,9 +48,17 @@ func (h *Harness) Target(ctx context.Context, arg string) (*packaging.Manifest, 
 // EmbeddedGrant is the grant of a package whose manifest a binary embeds
 // and whose server the binary itself serves (yolop demo's echo): manifest,
 // a plugin.json, is written to a new temporary package directory and
-// loaded in place, and the server is pointed at command with args. The
-// returned cleanup removes the directory; call it when the session ends.
+// loaded in place, and the server is pointed at command with args; an
+// empty command is this binary (os.Executable). The returned cleanup
+// removes the directory; call it when the session ends.
 func EmbeddedGrant(manifest []byte, command string, args ...string) (host.Grant, func(), error) {
+	if command == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return host.Grant{}, nil, fmt.Errorf("embedded package: locating this binary, which serves it: %w", err)
+		}
+		command = exe
+	}
 	dir, err := os.MkdirTemp("", "yolop-embedded-")
 	if err != nil {
 		return host.Grant{}, nil, fmt.Errorf("embedded package: %w", err)

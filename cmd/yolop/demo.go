@@ -28,9 +28,10 @@ streamed call printing updates as they arrive, a call a pre_tool_use hook
 blocks, a slash command, the system prompt and /status.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, cleanup, err := echoGrant()
+			// The embedded echo package, its server this binary's serve-echo.
+			g, cleanup, err := harness.EmbeddedGrant(demo.EchoManifest, "", "serve-echo")
 			if err != nil {
-				return err
+				return fmt.Errorf("demo: %w", err)
 			}
 			defer cleanup()
 			script := strings.Join(demo.Script, "\n") + "\n"
@@ -39,20 +40,6 @@ blocks, a slash command, the system prompt and /status.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
 	return cmd
-}
-
-// echoGrant is the embedded echo package, its server this binary's
-// serve-echo command.
-func echoGrant() (host.Grant, func(), error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return host.Grant{}, nil, fmt.Errorf("demo: locating this binary: %w", err)
-	}
-	g, cleanup, err := harness.EmbeddedGrant(demo.EchoManifest, exe, "serve-echo")
-	if err != nil {
-		return host.Grant{}, nil, fmt.Errorf("demo: %w", err)
-	}
-	return g, cleanup, nil
 }
 
 // serveEchoCmd serves the embedded echo extension over stdio; the demo
