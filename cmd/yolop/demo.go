@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"yolop.dev/cmd/yolop/demo"
@@ -51,8 +49,7 @@ func (a *app) serveEchoCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			level, _ := harness.LogLevel(os.Getenv(harness.LogEnv), hclog.Warn) // the parent warned about a bad value
-			log := hclog.New(&hclog.LoggerOptions{Name: "echo", Output: a.stderr, Level: level})
+			log, _ := harness.NewLogger("echo", a.stderr) // the parent warned about a bad value
 			err := echoext.New(log).ServeConn(cmd.Context(), a.stdin, a.stdout)
 			if errors.Is(err, context.Canceled) {
 				return nil

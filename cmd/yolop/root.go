@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,13 +44,13 @@ func (a *app) harness() (*harness.Harness, error) { return a.h, a.herr }
 
 // run executes the CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	level, levelErr := harness.LogLevel(os.Getenv(harness.LogEnv), hclog.Warn)
 	scrub := config.NewScrubber()
+	log, levelErr := harness.NewLogger("yolop", scrub.Writer(stderr))
 	a := &app{
 		stdin:  stdin,
 		stdout: scrub.Writer(stdout),
 		stderr: scrub.Writer(stderr),
-		log:    hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: scrub.Writer(stderr), Level: level}),
+		log:    log,
 		scrub:  scrub,
 	}
 	if levelErr != nil {
@@ -80,19 +79,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := root.ExecuteContext(ctx)
+	if err != nil {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "yolop ") {
 			msg = "yolop: " + msg // a message that names its command needs no prefix
 		}
 		fmt.Fprintln(a.stderr, msg)
-		var ec interface{ ExitCode() int } // an error that carries a process exit code
-		if errors.As(err, &ec) {
-			return ec.ExitCode()
-		}
-		return 1
 	}
-	return 0
+	return harness.ExitStatus(err) // 1, or the code an error carries
 }
 
 func (a *app) rootCmd() *cobra.Command {
