@@ -16,24 +16,9 @@ import (
 // session started when it closes; a file that cannot be created is a
 // warning naming it, and the session runs unrecorded.
 func TestSessionRecord(t *testing.T) {
-	cfg := echotest.Installed(t)
 	ctx := context.Background()
-	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	file := filepath.Join(t.TempDir(), "session.txtar")
-	s, warnings := h.NewSession(ctx, harness.SessionOptions{Record: file})
-	if len(warnings) > 0 {
-		t.Fatalf("warnings: %q", warnings)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CallTool(ctx, "echo", "c1", []byte(`{"text":"recorded"}`), nil); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	h := recordEcho(t, file)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("no recording: %v", err)
@@ -47,9 +32,32 @@ func TestSessionRecord(t *testing.T) {
 	}
 
 	bad := filepath.Join(t.TempDir(), "nowhere", "session.txtar")
-	s, warnings = h.NewSession(ctx, harness.SessionOptions{Record: bad})
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{Record: bad})
 	defer s.Close()
 	if len(warnings) != 1 || !strings.Contains(warnings[0], bad) || !strings.Contains(warnings[0], "not recorded") {
 		t.Fatalf("warnings = %q, want one naming %s", warnings, bad)
 	}
+}
+
+// recordEcho opens a harness over an installed echo extension and records
+// into file a session that calls its echo tool once with "recorded".
+func recordEcho(t *testing.T, file string) *harness.Harness {
+	t.Helper()
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: echotest.Installed(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{Record: file})
+	if len(warnings) > 0 {
+		t.Fatalf("warnings: %q", warnings)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CallTool(ctx, "echo", "c1", []byte(`{"text":"recorded"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return h
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"yolop.dev/harness"
-	"yolop.dev/harness/internal/echotest"
 	"yolop.dev/harness/record"
 )
 
@@ -18,24 +16,9 @@ import (
 // diverges at the edited line, and a recording without a dialogue of the
 // extension says which dialogues it has.
 func TestReplay(t *testing.T) {
-	cfg := echotest.Installed(t)
 	ctx := context.Background()
-	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	file := filepath.Join(t.TempDir(), "session.txtar")
-	s, warnings := h.NewSession(ctx, harness.SessionOptions{Record: file})
-	if len(warnings) > 0 {
-		t.Fatalf("warnings: %q", warnings)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CallTool(ctx, "echo", "c1", []byte(`{"text":"recorded"}`), nil); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	h := recordEcho(t, file)
 
 	res, err := h.Replay(ctx, file, "echo", 0)
 	if err != nil {

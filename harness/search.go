@@ -13,7 +13,7 @@ import (
 type SearchResults struct {
 	// Registry is the registry searched, Term what was searched for.
 	Registry, Term string
-	Results    []cratesio.SearchResult
+	Results        []cratesio.SearchResult
 }
 
 // Search looks for extensions (crates named yolop-extension-*) matching
