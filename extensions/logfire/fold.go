@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -64,19 +65,18 @@ func (f *folder) handle(ev yep.TraceEventParams) {
 			at = t
 		}
 	}
-	var data map[string]any
-	if len(ev.Data) > 0 {
-		_ = json.Unmarshal(ev.Data, &data) // a non-object data carries nothing to map
-	}
+	data := eventData(ev)
 	kind, phase := split(ev.Type)
 	switch {
 	case ev.Type == yep.TraceSessionCompleted:
 		f.endAll(at, "the session ended")
 	case kind == "session":
 	case ev.Type == yep.TraceLLMGeneration:
-		f.generation(ev, data, at)
+		d, _ := data.(yep.LLMGenerationData)
+		f.generation(ev, d, at)
 	case ev.Type == yep.TraceHookFired:
-		f.hook(ev, data, at)
+		d, _ := data.(yep.HookFiredData)
+		f.hook(ev, d, at)
 	case phase == "started":
 		f.start(ev, kind, data, at)
 	case phase == "completed" || phase == "ended":
@@ -87,6 +87,28 @@ func (f *folder) handle(ev yep.TraceEventParams) {
 			t.span.AddEvent(ev.Type, trace.WithTimestamp(at))
 		}
 	}
+}
+
+// eventData is an event's data decoded into its type's payload (a value
+// such as yep.ToolCompletedData, the zero one when the data does not fit
+// it), or nil when the event carries none. The data of a type this
+// version does not define is read as yep.PhaseData, the shape every
+// *.started/*.completed pair shares (a duration, an error), when it fits.
+func eventData(ev yep.TraceEventParams) any {
+	d, err := yep.DecodeEventData(ev.Type, ev.Data)
+	if err != nil {
+		info, _ := yep.EventFor(ev.Type)
+		return reflect.Zero(info.Data).Interface()
+	}
+	raw, untyped := d.(json.RawMessage)
+	if !untyped {
+		return d
+	}
+	var p yep.PhaseData
+	if json.Unmarshal(raw, &p) != nil {
+		return nil // not an object, or not a phase's: nothing to map
+	}
+	return p
 }
 
 // pairKey is what a *.started and its *.completed share: the span_id, or
@@ -158,7 +180,7 @@ func (f *folder) traceID(ev yep.TraceEventParams, parent trace.SpanContext) trac
 	return derivedTraceID(f.session, ev.TurnID)
 }
 
-func (f *folder) start(ev yep.TraceEventParams, kind string, data map[string]any, at time.Time) {
+func (f *folder) start(ev yep.TraceEventParams, kind string, data any, at time.Time) {
 	key := f.pairKey(ev, kind, true)
 	if old := f.open[key]; old != nil {
 		f.end(old, at, "a second "+ev.Type+" arrived for the same span")
@@ -176,14 +198,14 @@ func (f *folder) start(ev yep.TraceEventParams, kind string, data map[string]any
 	}
 }
 
-func (f *folder) complete(ev yep.TraceEventParams, kind string, data map[string]any, at time.Time) {
+func (f *folder) complete(ev yep.TraceEventParams, kind string, data any, at time.Time) {
 	o := f.open[f.pairKey(ev, kind, false)]
 	if o == nil {
 		// Its start was lost (dropped on a full queue, or sent before this
 		// server ran): rebuild the span from the duration the completion
 		// carries, if it does.
-		ms, ok := data["duration_ms"].(float64)
-		if !ok {
+		ms := outcomeOf(data).durationMS
+		if ms <= 0 {
 			f.unpairedCompletions++
 			return
 		}
@@ -192,7 +214,7 @@ func (f *folder) complete(ev yep.TraceEventParams, kind string, data map[string]
 		_, span := f.tracer.Start(f.parent(ev, kind), name, trace.WithTimestamp(start), trace.WithSpanKind(spanKind), trace.WithAttributes(attrs...))
 		o = &openSpan{span: span, kind: kind}
 	}
-	f.finish(o, kind, data)
+	f.finish(o, data)
 	o.span.End(trace.WithTimestamp(at))
 	f.forget(o)
 }
@@ -231,57 +253,81 @@ func (f *folder) endAll(at time.Time, why string) {
 	clear(f.anon)
 }
 
-// describe names a started span and gives its first attributes.
-func (f *folder) describe(kind string, ev yep.TraceEventParams, data map[string]any) (string, trace.SpanKind, []attribute.KeyValue) {
+// describe names a started span and gives its first attributes. A tool
+// span takes them from its tool.started, or from its tool.completed when
+// the start was lost.
+func (f *folder) describe(kind string, ev yep.TraceEventParams, data any) (string, trace.SpanKind, []attribute.KeyValue) {
 	attrs := []attribute.KeyValue{attribute.String("session.id", f.session)}
 	if ev.TurnID != "" {
 		attrs = append(attrs, attribute.String("yolop.turn.id", ev.TurnID))
 	}
-	switch kind {
-	case "tool":
-		tool := str(data, "tool")
+	if kind == "tool" {
+		var tool, callID, ext, capability string
+		switch d := data.(type) {
+		case yep.ToolStartedData:
+			tool, callID, ext, capability = d.Tool, d.ToolCallID, d.Extension, d.Capability
+		case yep.ToolCompletedData:
+			tool, callID, ext, capability = d.Tool, d.ToolCallID, d.Extension, d.Capability
+		}
 		attrs = append(attrs,
 			attribute.String("gen_ai.operation.name", "execute_tool"),
 			attribute.String("gen_ai.tool.name", tool),
 		)
-		attrs = appendStr(attrs, "gen_ai.tool.call.id", data, "tool_call_id")
-		attrs = appendStr(attrs, "yolop.extension", data, "extension")
-		attrs = appendStr(attrs, "yolop.capability", data, "capability")
+		attrs = appendStr(attrs, "gen_ai.tool.call.id", callID)
+		attrs = appendStr(attrs, "yolop.extension", ext)
+		attrs = appendStr(attrs, "yolop.capability", capability)
 		return "execute_tool " + tool, trace.SpanKindClient, attrs
 	}
 	// turn, reason, act, and any *.started this version does not know.
 	return kind, trace.SpanKindInternal, attrs
 }
 
+// An outcome is what a completion says of its span.
+type outcome struct {
+	durationMS float64 // 0: not given
+	err        string
+	isError    bool
+	status     string
+}
+
+// outcomeOf reads a completion's payload: a tool call's, or a phase's
+// (turn, reason, act, and the pairs this version does not define).
+func outcomeOf(data any) outcome {
+	switch d := data.(type) {
+	case yep.ToolCompletedData:
+		return outcome{durationMS: d.DurationMS, err: d.Error, isError: d.IsError, status: d.Status}
+	case yep.PhaseData:
+		return outcome{durationMS: d.DurationMS, err: d.Error}
+	}
+	return outcome{}
+}
+
 // finish adds what a completion says: status, duration, error.
-func (f *folder) finish(o *openSpan, kind string, data map[string]any) {
-	if kind == "tool" {
+func (f *folder) finish(o *openSpan, data any) {
+	if d, ok := data.(yep.ToolCompletedData); ok {
 		var attrs []attribute.KeyValue
-		attrs = appendStr(attrs, "yolop.extension", data, "extension")
-		attrs = appendStr(attrs, "yolop.tool.status", data, "status")
-		if ms, ok := data["duration_ms"].(float64); ok {
-			attrs = append(attrs, attribute.Float64("yolop.tool.duration_ms", ms))
-		}
-		if isErr, _ := data["is_error"].(bool); isErr {
+		attrs = appendStr(attrs, "yolop.extension", d.Extension)
+		attrs = appendStr(attrs, "yolop.tool.status", d.Status)
+		attrs = append(attrs, attribute.Float64("yolop.tool.duration_ms", d.DurationMS))
+		if d.IsError {
 			attrs = append(attrs, attribute.Bool("yolop.tool.is_error", true))
 		}
 		o.span.SetAttributes(attrs...)
 	}
-	msg := str(data, "error")
-	isErr, _ := data["is_error"].(bool)
+	out := outcomeOf(data)
 	switch {
-	case msg != "":
-		o.span.SetAttributes(attribute.String("error.type", errorType(data)))
-		o.span.SetStatus(codes.Error, msg)
-	case isErr:
-		o.span.SetAttributes(attribute.String("error.type", errorType(data)))
+	case out.err != "":
+		o.span.SetAttributes(attribute.String("error.type", out.errorType()))
+		o.span.SetStatus(codes.Error, out.err)
+	case out.isError:
+		o.span.SetAttributes(attribute.String("error.type", out.errorType()))
 		o.span.SetStatus(codes.Error, "the tool returned an error result")
 	}
 }
 
-func errorType(data map[string]any) string {
-	if s := str(data, "status"); s != "" && s != "ok" {
-		return s
+func (out outcome) errorType() string {
+	if out.status != "" && out.status != yep.ToolOK {
+		return out.status
 	}
 	return "error"
 }
@@ -289,44 +335,38 @@ func errorType(data map[string]any) string {
 // generation is one llm.generation event: a span ending at the event's
 // time, starting duration_ms before it, with the GenAI semantic-convention
 // attributes the event carries.
-func (f *folder) generation(ev yep.TraceEventParams, data map[string]any, at time.Time) {
+func (f *folder) generation(ev yep.TraceEventParams, d yep.LLMGenerationData, at time.Time) {
 	start := at
-	if ms, ok := data["duration_ms"].(float64); ok && ms > 0 {
-		start = at.Add(-time.Duration(ms * float64(time.Millisecond)))
+	if d.DurationMS > 0 {
+		start = at.Add(-time.Duration(d.DurationMS * float64(time.Millisecond)))
 	}
-	op := first(str(data, "operation"), "chat")
-	model := str(data, "model")
+	op := first(d.Operation, "chat")
 	name := op
-	if model != "" {
-		name += " " + model
+	if d.Model != "" {
+		name += " " + d.Model
 	}
 	attrs := []attribute.KeyValue{attribute.String("session.id", f.session), attribute.String("gen_ai.operation.name", op)}
 	if ev.TurnID != "" {
 		attrs = append(attrs, attribute.String("yolop.turn.id", ev.TurnID))
 	}
-	attrs = appendStr(attrs, "gen_ai.request.model", data, "model")
-	attrs = appendStr(attrs, "gen_ai.response.model", data, "response_model")
-	attrs = appendStr(attrs, "gen_ai.provider.name", data, "provider")
-	attrs = appendStr(attrs, "gen_ai.response.id", data, "response_id")
-	for k, key := range map[string]string{"input_tokens": "gen_ai.usage.input_tokens", "output_tokens": "gen_ai.usage.output_tokens"} {
-		if n, ok := data[k].(float64); ok {
-			attrs = append(attrs, attribute.Int64(key, int64(n)))
-		}
+	attrs = appendStr(attrs, "gen_ai.request.model", d.Model)
+	attrs = appendStr(attrs, "gen_ai.response.model", d.ResponseModel)
+	attrs = appendStr(attrs, "gen_ai.provider.name", d.Provider)
+	attrs = appendStr(attrs, "gen_ai.response.id", d.ResponseID)
+	if d.InputTokens != 0 {
+		attrs = append(attrs, attribute.Int64("gen_ai.usage.input_tokens", d.InputTokens))
 	}
-	if rs, ok := data["finish_reasons"].([]any); ok {
-		var reasons []string
-		for _, r := range rs {
-			if s, ok := r.(string); ok {
-				reasons = append(reasons, s)
-			}
-		}
-		attrs = append(attrs, attribute.StringSlice("gen_ai.response.finish_reasons", reasons))
+	if d.OutputTokens != 0 {
+		attrs = append(attrs, attribute.Int64("gen_ai.usage.output_tokens", d.OutputTokens))
+	}
+	if len(d.FinishReasons) > 0 {
+		attrs = append(attrs, attribute.StringSlice("gen_ai.response.finish_reasons", d.FinishReasons))
 	}
 	ctx := f.parent(ev, "llm")
 	_, span := f.tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	if msg := str(data, "error"); msg != "" {
+	if d.Error != "" {
 		span.SetAttributes(attribute.String("error.type", "error"))
-		span.SetStatus(codes.Error, msg)
+		span.SetStatus(codes.Error, d.Error)
 	}
 	span.End(trace.WithTimestamp(at))
 }
@@ -334,40 +374,34 @@ func (f *folder) generation(ev yep.TraceEventParams, data map[string]any, at tim
 // hook is one hook.fired event: a span "hook <event>" under the tool
 // call's span, ending at the event and starting duration_ms before it,
 // with the hook's decision.
-func (f *folder) hook(ev yep.TraceEventParams, data map[string]any, at time.Time) {
+func (f *folder) hook(ev yep.TraceEventParams, d yep.HookFiredData, at time.Time) {
 	start := at
-	if ms, ok := data["duration_ms"].(float64); ok && ms > 0 {
-		start = at.Add(-time.Duration(ms * float64(time.Millisecond)))
+	if d.DurationMS > 0 {
+		start = at.Add(-time.Duration(d.DurationMS * float64(time.Millisecond)))
 	}
-	event := first(str(data, "event"), "hook")
+	event := first(d.Event, "hook")
 	attrs := []attribute.KeyValue{attribute.String("session.id", f.session), attribute.String("yolop.hook.event", event)}
 	if ev.TurnID != "" {
 		attrs = append(attrs, attribute.String("yolop.turn.id", ev.TurnID))
 	}
-	attrs = appendStr(attrs, "gen_ai.tool.name", data, "tool")
-	attrs = appendStr(attrs, "yolop.extension", data, "extension")
-	attrs = appendStr(attrs, "yolop.capability", data, "capability")
-	attrs = appendStr(attrs, "yolop.hook.decision", data, "decision")
-	attrs = appendStr(attrs, "yolop.hook.reason", data, "reason")
-	attrs = appendStr(attrs, "yolop.hook.on_error", data, "on_error")
-	if ms, ok := data["duration_ms"].(float64); ok {
-		attrs = append(attrs, attribute.Float64("yolop.hook.duration_ms", ms))
-	}
+	attrs = appendStr(attrs, "gen_ai.tool.name", d.Tool)
+	attrs = appendStr(attrs, "yolop.extension", d.Extension)
+	attrs = appendStr(attrs, "yolop.capability", d.Capability)
+	attrs = appendStr(attrs, "yolop.hook.decision", d.Decision)
+	attrs = appendStr(attrs, "yolop.hook.reason", d.Reason)
+	attrs = appendStr(attrs, "yolop.hook.on_error", d.OnError)
+	attrs = append(attrs, attribute.Float64("yolop.hook.duration_ms", d.DurationMS))
 	_, span := f.tracer.Start(f.parent(ev, "hook"), "hook "+event, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	if msg := str(data, "error"); msg != "" {
+	if d.Error != "" {
 		span.SetAttributes(attribute.String("error.type", "hook_error"))
-		span.SetStatus(codes.Error, msg)
+		span.SetStatus(codes.Error, d.Error)
 	}
 	span.End(trace.WithTimestamp(at))
 }
 
-func str(data map[string]any, k string) string {
-	s, _ := data[k].(string)
-	return s
-}
-
-func appendStr(attrs []attribute.KeyValue, key string, data map[string]any, k string) []attribute.KeyValue {
-	if s := str(data, k); s != "" {
+// appendStr adds the attribute key=s, unless s is empty.
+func appendStr(attrs []attribute.KeyValue, key, s string) []attribute.KeyValue {
+	if s != "" {
 		return append(attrs, attribute.String(key, s))
 	}
 	return attrs
