@@ -13,6 +13,13 @@
 // transport and the stack together cost over the least a process round
 // trip can cost on this machine, now.
 //
+// The product sides ([Product]) put the host itself beside its peers: a
+// harness session's CallTool with its argument check, hook, trace and
+// scrubbing ([Session]), the same server over a bare connection ([Bare]),
+// go-plugin's net/rpc ([GoPluginNetRPC]) and the MCP Go SDK ([MCPSDK]);
+// with the session side the lab also times session start with ten eager
+// extensions against ten bare children ([StartTen]).
+//
 // How it measures:
 //
 //   - spawn→ready: Start until the first answer (initialize for a
