@@ -36,6 +36,7 @@ import (
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness/builtin"
+	"yolop.dev/harness/builtin/coding"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
 	"yolop.dev/harness/manager"
@@ -424,6 +425,12 @@ type SessionOptions struct {
 	// Record, if set, is a file the session's YEP dialogues are written to
 	// as txtar when it closes (see yolop.dev/harness/record).
 	Record string
+	// CodingTools adds the built-in capability "builtin:coding" (see
+	// [coding]): read_file, write_file, edit_file, list_files, grep and
+	// bash, confined to the session's workspace root and going through
+	// the session's hooks like any tool. It is added whatever NoBuiltins
+	// says; false leaves it out.
+	CodingTools bool
 }
 
 // A Session is a [host.Session] assembled by a [Harness]. Close it.
@@ -534,6 +541,17 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 				return s.Session
 			},
 		})
+	}
+	if o.CodingTools {
+		builtins = append(builtins, coding.New(coding.Options{
+			Root: func() string {
+				if s.Session == nil {
+					return ws
+				}
+				return s.Session.WorkspaceRoot()
+			},
+			Scrub: h.scrub.Scrub,
+		}))
 	}
 	s.Session = host.NewSession(host.SessionOptions{
 		Builtins:      builtins,
