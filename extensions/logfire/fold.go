@@ -67,6 +67,12 @@ func (f *folder) handle(ev yep.TraceEventParams) {
 	}
 	data := eventData(ev)
 	kind, phase := split(ev.Type)
+	if info, known := yep.EventFor(ev.Type); known && !info.Forward {
+		// A session event the host keeps from trace/event (such as
+		// extension.started), when the fold reads a session's own stream:
+		// no span's start or end.
+		phase = ""
+	}
 	switch {
 	case ev.Type == yep.TraceSessionCompleted:
 		f.endAll(at, "the session ended")

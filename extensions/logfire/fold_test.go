@@ -99,20 +99,20 @@ func TestFoldSession(t *testing.T) {
 		ev(yep.TraceSessionStarted, "", "", "", "", nil),
 		ev(yep.TraceTurnStarted, trace1, turn1, "", "1", nil),
 		ev(yep.TraceReasonStarted, trace1, "", turn1, "1", nil),
-		ev(yep.TraceLLMGeneration, trace1, "", turn1, "1", map[string]any{
-			"model": "claude-x", "provider": "anthropic", "input_tokens": 120, "output_tokens": 34, "duration_ms": 250,
-			"finish_reasons": []string{"tool_use"},
+		ev(yep.TraceLLMGeneration, trace1, "", turn1, "1", yep.LLMGenerationData{
+			Model: "claude-x", Provider: "anthropic", InputTokens: 120, OutputTokens: 34, DurationMS: 250,
+			FinishReasons: []string{"tool_use"},
 		}),
 		ev(yep.TraceReasonCompleted, trace1, "", turn1, "1", nil),
 		ev(yep.TraceActStarted, trace1, "", turn1, "1", nil),
-		ev(yep.TraceToolStarted, trace1, tool1, turn1, "1", map[string]any{"tool": "echo", "extension": "echo", "capability": "ext:echo", "tool_call_id": "call-1", "args": map[string]any{"text": "hi"}}),
-		ev(yep.TraceToolCompleted, trace1, tool1, turn1, "1", map[string]any{"tool": "echo", "extension": "echo", "duration_ms": 1.5, "is_error": false, "status": "ok"}),
-		ev(yep.TraceToolStarted, trace1, tool2, turn1, "1", map[string]any{"tool": "fail", "extension": "echo"}),
-		ev(yep.TraceToolCompleted, trace1, tool2, turn1, "1", map[string]any{"tool": "fail", "extension": "echo", "duration_ms": 2.0, "is_error": true, "status": "timeout", "error": "tool \"fail\" timed out after 1s"}),
+		ev(yep.TraceToolStarted, trace1, tool1, turn1, "1", yep.ToolStartedData{Tool: "echo", Extension: "echo", Capability: "ext:echo", ToolCallID: "call-1", Args: json.RawMessage(`{"text":"hi"}`)}),
+		ev(yep.TraceToolCompleted, trace1, tool1, turn1, "1", yep.ToolCompletedData{Tool: "echo", Extension: "echo", DurationMS: 1.5, IsError: false, Status: yep.ToolOK}),
+		ev(yep.TraceToolStarted, trace1, tool2, turn1, "1", yep.ToolStartedData{Tool: "fail", Extension: "echo"}),
+		ev(yep.TraceToolCompleted, trace1, tool2, turn1, "1", yep.ToolCompletedData{Tool: "fail", Extension: "echo", DurationMS: 2.0, IsError: true, Status: yep.ToolTimeout, Error: `tool "fail" timed out after 1s`}),
 		ev(yep.TraceActCompleted, trace1, "", turn1, "1", nil),
 		ev(yep.TraceTurnCompleted, trace1, turn1, "", "1", nil),
 		ev(yep.TraceTurnStarted, trace2, turn2, "", "2", nil),
-		ev(yep.TraceToolStarted, trace2, tool3, turn2, "2", map[string]any{"tool": "count", "extension": "echo"}),
+		ev(yep.TraceToolStarted, trace2, tool3, turn2, "2", yep.ToolStartedData{Tool: "count", Extension: "echo"}),
 		ev(yep.TraceSessionCompleted, "", "", "", "", nil),
 	} {
 		f.handle(e)
@@ -214,7 +214,7 @@ func TestFoldLostStart(t *testing.T) {
 	r := otlptest.New()
 	defer r.Close()
 	tp := newTestPipeline(t, r, "", ExportOptions{})
-	tp.fold.handle(ev(yep.TraceToolCompleted, trace1, tool1, turn1, "1", map[string]any{"tool": "echo", "duration_ms": 40.0, "status": "ok"}))
+	tp.fold.handle(ev(yep.TraceToolCompleted, trace1, tool1, turn1, "1", yep.ToolCompletedData{Tool: "echo", DurationMS: 40.0, Status: yep.ToolOK}))
 	tp.fold.handle(ev(yep.TraceReasonCompleted, trace1, "", turn1, "1", nil))
 	if err := tp.shutdown(wait); err != nil {
 		t.Fatal(err)
@@ -242,8 +242,8 @@ func TestFoldLegacyIDs(t *testing.T) {
 	defer r.Close()
 	tp := newTestPipeline(t, r, "", ExportOptions{})
 	tp.fold.handle(ev(yep.TraceTurnStarted, "", "", "", "7", nil))
-	tp.fold.handle(ev(yep.TraceToolStarted, "", "call-7", "", "7", map[string]any{"tool": "echo"}))
-	tp.fold.handle(ev(yep.TraceToolCompleted, "", "call-7", "", "7", map[string]any{"tool": "echo"}))
+	tp.fold.handle(ev(yep.TraceToolStarted, "", "call-7", "", "7", yep.ToolStartedData{Tool: "echo"}))
+	tp.fold.handle(ev(yep.TraceToolCompleted, "", "call-7", "", "7", yep.ToolCompletedData{Tool: "echo"}))
 	tp.fold.handle(ev(yep.TraceTurnCompleted, "", "", "", "7", nil))
 	if err := tp.shutdown(wait); err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func TestServerInitialize(t *testing.T) {
 	conn.Notify(context.Background(), yep.MethodInitialized, struct{}{})
 	for _, e := range []yep.TraceEventParams{
 		ev(yep.TraceTurnStarted, trace1, turn1, "", "1", nil),
-		ev(yep.TraceToolStarted, trace1, tool1, turn1, "1", map[string]any{"tool": "echo"}),
+		ev(yep.TraceToolStarted, trace1, tool1, turn1, "1", yep.ToolStartedData{Tool: "echo"}),
 	} {
 		if err := conn.Notify(context.Background(), yep.MethodTraceEvent, e); err != nil {
 			t.Fatal(err)
