@@ -81,7 +81,9 @@ func (c *Coding) bash(ctx context.Context, ws workspace, args json.RawMessage, u
 		err = c.stop(cmd.Process, exited)
 	}
 	// bash is gone; whatever it left running in its group goes too, so
-	// nothing outlives the call and the pipe reaches end of file.
+	// nothing outlives the call and the pipe reaches end of file. (The
+	// group id is bash's pid, reaped by now; it names a live group while
+	// any member is left, and an empty group is an ESRCH ignored.)
 	signalGroup(cmd.Process, true)
 	select {
 	case <-read:

@@ -222,3 +222,20 @@ func TestBashTimeoutArgument(t *testing.T) {
 	}
 	f.fails(t, "bash", `{"command":"  "}`, "command")
 }
+
+// TestScrub: what a tool returns or streams passes through Options.Scrub.
+func TestScrub(t *testing.T) {
+	f := newFixture(t, coding.Options{})
+	f.c = coding.New(coding.Options{
+		Root:  func() string { return f.root },
+		Scrub: func(s string) string { return strings.ReplaceAll(s, "hunter2", "[redacted]") },
+	})
+	writeFile(t, f.path("env"), "PASSWORD=hunter2\n")
+	if res := f.ok(t, "read_file", `{"path":"env"}`); res.Output != "PASSWORD=[redacted]\n" {
+		t.Fatalf("read_file = %q", res.Output)
+	}
+	res, updates, err := f.bash(context.Background(), t, map[string]any{"command": "cat env"}, nil)
+	if err != nil || res.Output != "PASSWORD=[redacted]\n" || strings.Join(updates, "") != "PASSWORD=[redacted]\n" {
+		t.Fatalf("bash = %+v, %v, updates %q", res, err, updates)
+	}
+}

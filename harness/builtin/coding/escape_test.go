@@ -67,6 +67,14 @@ func TestEscapesRefused(t *testing.T) {
 	f.fails(t, "write_file", `{"path":"sub/made-dir/deeper/new.txt","content":"pwned\n"}`, "outside the workspace")
 	f.fails(t, "write_file", `{"path":"../escaped.txt","content":"pwned\n"}`, "outside the workspace")
 
+	// A link leading out to nothing yet: following it would create the
+	// file outside.
+	if err := os.Symlink(filepath.Join(f.outside, "missing"), f.path("dangling")); err != nil {
+		t.Fatal(err)
+	}
+	f.fails(t, "write_file", `{"path":"dangling","content":"pwned\n"}`, "symbolic link", "dangling")
+	f.fails(t, "write_file", `{"path":"dangling/x.txt","content":"pwned\n"}`, "symbolic link", "dangling/x.txt")
+
 	// Nothing outside changed.
 	if got := readFile(t, secret); got != "top secret\n" {
 		t.Fatalf("secret.txt now holds %q", got)

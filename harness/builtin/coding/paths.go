@@ -95,7 +95,7 @@ func (w workspace) resolve(p string) (target, error) {
 	real, err := filepath.EvalSymlinks(existing)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) { // a dangling link: where would it lead?
-			return target{}, fmt.Errorf("%s: a symbolic link whose target does not exist (%w)", p, err)
+			return target{}, fmt.Errorf("%s: refused: a symbolic link on the way leads nowhere, so where it leads cannot be checked against the workspace root %s (%w)", p, w.root, err)
 		}
 		return target{}, fmt.Errorf("%s: %w", p, err)
 	}
