@@ -33,6 +33,9 @@ type Input struct {
 	Capabilities       []string
 	HookEvents         []string
 	TraceEventTypes    []string
+	// Events are the event types and their payloads; trace/event's data is
+	// typed by them.
+	Events []yep.EventInfo
 	// Extra are types published under $defs although no method payload
 	// reaches them (the error object).
 	Extra  []reflect.Type
@@ -49,6 +52,7 @@ func DefaultInput(src *Source) Input {
 		Capabilities:       yep.KnownCapabilities,
 		HookEvents:         yep.HookEvents,
 		TraceEventTypes:    yep.TraceEventTypes,
+		Events:             yep.Events,
 		Extra:              []reflect.Type{reflect.TypeFor[yep.Error]()},
 		Source:             src,
 	}
@@ -174,6 +178,9 @@ func (g *generator) schema() (obj, error) {
 			return nil, err
 		}
 	}
+	if err := g.events(); err != nil {
+		return nil, err
+	}
 	errRef, err := g.ref(reflect.TypeFor[yep.Error]())
 	if err != nil {
 		return nil, err
@@ -197,6 +204,52 @@ func (g *generator) schema() (obj, error) {
 		"capability_params": cpRef,
 		"$defs":             g.defs,
 	}, nil
+}
+
+// traceEventType is the params of trace/event, whose data the event types
+// type.
+var traceEventType = reflect.TypeFor[yep.TraceEventParams]()
+
+// events adds the payload of every event type to $defs and types the data
+// of trace/event by its type: one if/then per type with a payload, under
+// allOf. A type without a payload, or one this version does not define,
+// leaves data unconstrained.
+func (g *generator) events() error {
+	seen := map[string]bool{}
+	var conds []any
+	for _, e := range g.in.Events {
+		if e.Type == "" {
+			return fmt.Errorf("yep.Events lists an event with no type")
+		}
+		if seen[e.Type] {
+			return fmt.Errorf("event type %s is listed twice in yep.Events", e.Type)
+		}
+		seen[e.Type] = true
+		if e.Data == nil {
+			continue
+		}
+		if e.Data.Kind() != reflect.Struct || e.Data.Name() == "" {
+			return fmt.Errorf("event %s: its data type %v is not a named struct: $defs needs a name", e.Type, e.Data)
+		}
+		ref, err := g.ref(e.Data)
+		if err != nil {
+			return fmt.Errorf("data of event %s: %w", e.Type, err)
+		}
+		cond := obj{
+			"if":   obj{"properties": obj{"type": obj{"const": e.Type}}, "required": []string{"type"}},
+			"then": obj{"properties": obj{"data": ref}},
+		}
+		conds = append(conds, g.describe(cond, e.Type+": "+e.Doc))
+	}
+	if len(conds) == 0 {
+		return nil
+	}
+	def, ok := g.defs[traceEventType.Name()].(obj)
+	if !ok || g.names[traceEventType.Name()] != traceEventType {
+		return fmt.Errorf("yep.Events types the data of trace/event, but no method reaches %s", traceEventType.Name())
+	}
+	def["allOf"] = conds
+	return nil
 }
 
 // ref returns the schema that refers to t: a $ref for named types (whose
@@ -456,6 +509,14 @@ func (g *generator) meta() obj {
 	for k, e := range Enums {
 		enums[k] = e.Values
 	}
+	events := make([]obj, 0, len(g.in.Events))
+	for _, e := range g.in.Events {
+		ev := obj{"type": e.Type, "forward": e.Forward, "doc": e.Doc}
+		if e.Data != nil {
+			ev["data"] = typeName(e.Data)
+		}
+		events = append(events, ev)
+	}
 	return obj{
 		"$comment":                  Header,
 		"protocol_version":          g.in.ProtocolVersion,
@@ -464,6 +525,7 @@ func (g *generator) meta() obj {
 		"capabilities":              g.in.Capabilities,
 		"hook_events":               g.in.HookEvents,
 		"trace_event_types":         g.in.TraceEventTypes,
+		"events":                    events,
 		"error_codes":               codes,
 		"enums":                     enums,
 		"default_max_message_bytes": jsonrpc.DefaultMaxMessageSize,

@@ -5,7 +5,10 @@
 // keyed by method under "messages", the error and capability_params shapes
 // at the top level, every type under "$defs") and schema/yep/v1/meta.json
 // (protocol versions, methods with direction, kind and gating capability,
-// capability tokens, hook events, trace event types, error codes).
+// capability tokens, hook events, trace event types, every event type with
+// its payload and whether it is forwarded as trace/event, error codes).
+// The payload of every event type of yep.Events is a $defs entry, and
+// trace/event's data is typed by the event's type.
 //
 // Usage, from anywhere inside the repository:
 //
