@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -237,5 +238,25 @@ func TestScrub(t *testing.T) {
 	res, updates, err := f.bash(context.Background(), t, map[string]any{"command": "cat env"}, nil)
 	if err != nil || res.Output != "PASSWORD=[redacted]\n" || strings.Join(updates, "") != "PASSWORD=[redacted]\n" {
 		t.Fatalf("bash = %+v, %v, updates %q", res, err, updates)
+	}
+}
+
+// TestBashKillEscalates: a command that ignores SIGTERM is killed with
+// SIGKILL once the grace period is over.
+func TestBashKillEscalates(t *testing.T) {
+	f := newFixture(t, coding.Options{})
+	f.c = coding.New(coding.Options{Root: func() string { return f.root }, KillGrace: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pid int
+	_, _, err := f.bash(ctx, t, map[string]any{"command": "trap '' TERM; sleep 1000 & echo $!; wait"}, func(line string) {
+		pid, _ = strconv.Atoi(strings.TrimSpace(line))
+		cancel()
+	})
+	if !errors.Is(err, context.Canceled) || pid == 0 {
+		t.Fatalf("cancelled bash returned %v, pid %d", err, pid)
+	}
+	if alive(t, pid) {
+		t.Fatalf("the sleep %d ignoring SIGTERM outlived the cancellation", pid)
 	}
 }
