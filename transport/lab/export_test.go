@@ -28,6 +28,12 @@ func StartSide(ctx context.Context, exe, name string) (int, error) {
 			return c.client.ReattachConfig().Pid, nil
 		case *stackClient:
 			return c.inst.PID(), nil
+		case *bareClient:
+			return c.cmd.Process.Pid, nil
+		case *netrpcClient:
+			return c.client.ReattachConfig().Pid, nil
+		case *mcpClient:
+			return c.cmd.Process.Pid, nil
 		}
 		return 0, fmt.Errorf("side %s has no process", name)
 	}

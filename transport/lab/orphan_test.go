@@ -20,7 +20,7 @@ import (
 // Ctrl-C can, and waits for the server to go: no `yolop serve-lab`
 // process may be left behind, reparented to init.
 func TestServersDieWithTheLab(t *testing.T) {
-	for _, side := range []string{lab.Floor, lab.GoPluginGRPC, lab.Stdio, lab.GoPlugin} {
+	for _, side := range []string{lab.Floor, lab.GoPluginGRPC, lab.Stdio, lab.GoPlugin, lab.Bare, lab.GoPluginNetRPC, lab.MCPSDK} {
 		t.Run(side, func(t *testing.T) {
 			cmd := exec.Command(exe(t))
 			cmd.Env = append(os.Environ(), startSideEnv+"="+side)

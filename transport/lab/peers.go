@@ -142,6 +142,7 @@ func (nopWriteCloser) Close() error { return nil }
 // mcpClient calls the echo tool with the MCP Go SDK's client over the
 // stdio of a child process.
 type mcpClient struct {
+	cmd     *exec.Cmd
 	cs      *mcp.ClientSession
 	release func()
 }
@@ -160,7 +161,7 @@ func startMCPSDK(ctx context.Context, exe string, args []string) (*mcpClient, er
 		release()
 		return nil, fmt.Errorf("starting the MCP SDK echo server: %w", err)
 	}
-	m := &mcpClient{cs: cs, release: release}
+	m := &mcpClient{cmd: cmd, cs: cs, release: release}
 	if err := m.call(ctx, newPayload(5), 1); err != nil {
 		m.close()
 		return nil, err
