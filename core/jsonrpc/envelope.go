@@ -52,16 +52,15 @@ func (f *memberFault) Error() string { return fmt.Sprintf("%s member %q", f.kind
 // with errTruncated.
 func parseEnvelope(b []byte) (envelope, error) {
 	var env envelope
-	seen := map[string]bool{}
+	vals := [...]*json.RawMessage{&env.JSONRPC, &env.ID, &env.Method, &env.Params, &env.Result, &env.Error} // as envelopeKeys
 	var fault error
 	err := members(b, func(key string, val json.RawMessage) bool {
-		for _, k := range envelopeKeys {
+		for i, k := range envelopeKeys {
 			switch {
-			case key == k && seen[k]:
+			case key == k && *vals[i] != nil: // a member's value is never empty
 				fault = &memberFault{kind: "duplicate", key: key}
 			case key == k:
-				seen[k] = true
-				env.set(k, val)
+				*vals[i] = val
 			case strings.EqualFold(key, k):
 				fault = &memberFault{kind: "case-variant", key: key}
 			}
@@ -77,24 +76,6 @@ func parseEnvelope(b []byte) (envelope, error) {
 		return env, errNotObject
 	}
 	return env, nil
-}
-
-// set fills the member named key.
-func (e *envelope) set(key string, val json.RawMessage) {
-	switch key {
-	case "jsonrpc":
-		e.JSONRPC = val
-	case "id":
-		e.ID = val
-	case "method":
-		e.Method = val
-	case "params":
-		e.Params = val
-	case "result":
-		e.Result = val
-	case "error":
-		e.Error = val
-	}
 }
 
 // members calls fn with each top-level member of the JSON object b, in

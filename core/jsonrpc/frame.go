@@ -7,8 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"yolop.dev/core/internal/json"
 )
 
 // DefaultMaxMessageSize is the largest message a reader accepts when no
@@ -126,57 +124,26 @@ func (l *lineReader) Read() ([]byte, error) {
 func (l *lineReader) readLine() ([]byte, error) {
 	l.grow() // the line last returned is no longer in use
 	frag, err := l.br.ReadSlice('\n')
-	if err == nil {
-		if len(frag)-1 > l.max {
-			return nil, &TooLargeError{Limit: l.max, Prefix: append([]byte(nil), frag[:min(len(frag), prefixKeep)]...)}
-		}
-		return frag[:len(frag)-1], nil
-	}
-	if err != bufio.ErrBufferFull {
-		if err == io.EOF && len(frag) > 0 {
-			// A final line without its newline still counts.
-			if len(frag) > l.max {
-				return nil, &TooLargeError{Limit: l.max, Prefix: append([]byte(nil), frag[:min(len(frag), prefixKeep)]...)}
-			}
-			l.buf = append(l.buf[:0], frag...)
-			return l.buf, nil
-		}
-		return nil, err
+	if err == nil && len(frag)-1 <= l.max {
+		return frag[:len(frag)-1], nil // the whole line is in the buffer
 	}
 	l.buf = append(l.buf[:0], frag...)
-	if len(l.buf) > l.max {
-		return nil, l.discard(err)
-	}
-	l.grow()
-	return l.readRest()
-}
-
-// readRest reads the rest of the line begun in buf.
-func (l *lineReader) readRest() ([]byte, error) {
-	for {
-		frag, err := l.br.ReadSlice('\n')
-		if len(l.buf)+len(frag) > l.max+1 {
-			return nil, l.discard(err)
-		}
+	for err == bufio.ErrBufferFull && len(l.buf) <= l.max {
+		l.grow()
+		frag, err = l.br.ReadSlice('\n')
 		l.buf = append(l.buf, frag...)
-		switch err {
-		case nil:
-			return l.buf[:len(l.buf)-1], nil
-		case bufio.ErrBufferFull:
-			l.grow()
-			continue
-		case io.EOF:
-			if len(l.buf) > l.max {
-				return nil, l.discard(io.EOF)
-			}
-			if len(l.buf) > 0 {
-				return l.buf, nil
-			}
-			return nil, io.EOF
-		default:
-			return nil, err
-		}
 	}
+	line := l.buf
+	if err == nil {
+		line = line[:len(line)-1]
+	}
+	switch {
+	case len(line) > l.max:
+		return nil, l.discard(err)
+	case err == nil || (err == io.EOF && len(line) > 0):
+		return line, nil // a final line without its newline still counts
+	}
+	return nil, err
 }
 
 // discard skips the rest of an oversized line, keeping a prefix.
@@ -302,5 +269,3 @@ func (h *headerWriter) Write(msg []byte) error {
 	}
 	return err
 }
-
-func jsonValid(b []byte) bool { return json.Valid(b) }

@@ -58,7 +58,4 @@ func Errorf(code int64, format string, args ...any) *Error {
 var (
 	ErrCancelled      = &Error{Code: CodeCancelled, Message: "cancelled"}
 	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "method not found"}
-	ErrInvalidParams  = &Error{Code: CodeInvalidParams, Message: "invalid params"}
-	ErrNotPermitted   = &Error{Code: CodeNotPermitted, Message: "not permitted"}
-	ErrOverloaded     = &Error{Code: CodeOverloaded, Message: "overloaded", Retryable: true}
 )

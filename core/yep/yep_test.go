@@ -154,9 +154,6 @@ func TestMethodTable(t *testing.T) {
 		if (m.Kind == Notification) != (m.Result == nil) {
 			t.Errorf("%s: kind %s but result %v", m.Name, m.Kind, m.Result)
 		}
-		if Intern([]byte(m.Name)) != m.Name {
-			t.Errorf("Intern(%s)", m.Name)
-		}
 	}
 	if len(seen) != 16 {
 		t.Fatalf("%d methods, want the 16 of the spec", len(seen))
