@@ -226,9 +226,10 @@ type TraceEventParams struct {
 	ParentID string `json:"parent_id,omitempty"`
 	// Timestamp is RFC 3339 with nanoseconds.
 	Timestamp string `json:"timestamp,omitempty"`
-	// Context and Data are carried verbatim.
+	// Context is carried verbatim.
 	Context json.RawMessage `json:"context,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	// Data is the event's payload, typed by Type (see [Events]).
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Config change outcomes.
