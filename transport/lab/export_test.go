@@ -45,3 +45,10 @@ func StartSide(ctx context.Context, exe, name string) (int, error) {
 func CheckSession(ctx context.Context, exe string) (SessionFacts, error) {
 	return checkSession(ctx, Options{Exe: exe})
 }
+
+// Quick makes o run the ten-eager start with n extensions a side and
+// skip spawn→ready: a test's shortcut through the slowest measurements.
+func Quick(o Options, n int) Options {
+	o.startN, o.noSpawn = n, true
+	return o
+}

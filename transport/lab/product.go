@@ -191,7 +191,11 @@ func (o Options) newSessionKit() (*sessionKit, func(), error) {
 	if k.plain, err = load("lab-echo-plain", plainManifest, ServeStdio, nil); err != nil {
 		return nil, cleanup, fmt.Errorf("session side: %w", err)
 	}
-	for i := range 10 {
+	n := o.startN
+	if n <= 0 {
+		n = 10
+	}
+	for i := range n {
 		g, err := load(fmt.Sprintf("lab-echo-%d", i), echoManifest, ServeStdio, nil)
 		if err != nil {
 			return nil, cleanup, fmt.Errorf("session side: %w", err)
@@ -406,11 +410,11 @@ func startTenSession(ctx context.Context, k *sessionKit) (func(), error) {
 	return s.Close, nil
 }
 
-// startTenBare starts ten bare children in parallel, each answering
+// startTenBare starts n (ten) bare children in parallel, each answering
 // initialize.
-func startTenBare(ctx context.Context, exe string, args []string) (func(), error) {
-	cs := make([]*bareClient, 10)
-	errs := make([]error, 10)
+func startTenBare(ctx context.Context, exe string, args []string, n int) (func(), error) {
+	cs := make([]*bareClient, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range cs {
 		wg.Go(func() { cs[i], errs[i] = startBare(ctx, exe, args) })
@@ -437,7 +441,9 @@ func startTenBare(ctx context.Context, exe string, args []string) (func(), error
 func measureStartTen(ctx context.Context, o Options, k *sessionKit, samples int) (*StartTen, error) {
 	starts := []func(context.Context) (func(), error){
 		func(ctx context.Context) (func(), error) { return startTenSession(ctx, k) },
-		func(ctx context.Context) (func(), error) { return startTenBare(ctx, o.Exe, o.ServeArgs(ServeStdio)) },
+		func(ctx context.Context) (func(), error) {
+			return startTenBare(ctx, o.Exe, o.ServeArgs(ServeStdio), len(k.ten))
+		},
 	}
 	for _, start := range starts { // one unmeasured start each, unless one sample is all that is asked
 		if samples < 2 {
