@@ -183,6 +183,9 @@ func (r *Report) writeProduct(w io.Writer) error {
 }
 
 func usString(us float64) string {
+	if us < 0 { // a difference of two medians
+		return "−" + usString(-us)
+	}
 	switch {
 	case us < 1000:
 		return fmt.Sprintf("%.1fµs", us)
