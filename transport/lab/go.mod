@@ -67,6 +67,7 @@ require (
 	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
+	yolop.dev/doctor v0.0.0 // indirect
 	yolop.dev/internal v0.0.0 // indirect
 	yolop.dev/packaging v0.0.0 // indirect
 	yolop.dev/registry/cratesio v0.0.0 // indirect
