@@ -201,6 +201,9 @@ func TestListFiles(t *testing.T) {
 	if want := "cmd/\ncmd/app/\ncmd/app/main.go\n[the first 3 entries; narrow path or pattern to see the rest]"; res.Output != want {
 		t.Fatalf("capped = %q, want %q", res.Output, want)
 	}
+	if res := f.ok(t, "list_files", `{"path":"go.mod"}`); res.Output != "go.mod" {
+		t.Fatalf("a file = %q", res.Output)
+	}
 	f.fails(t, "list_files", `{"pattern":"../*"}`, "..")
 	f.fails(t, "list_files", `{"pattern":"[x"}`, "bad pattern")
 	f.fails(t, "list_files", `{"path":"nope"}`, "nope")

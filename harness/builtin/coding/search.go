@@ -135,8 +135,8 @@ func (c *Coding) listFiles(ctx context.Context, ws workspace, args json.RawMessa
 	var entries []string
 	truncated := false
 	err = walk(ctx, r.FS(), t, func(rel, name string, d fs.DirEntry) error {
-		if rel == "" || (match != nil && !match(rel)) {
-			return nil
+		if rel == "" && d.IsDir() || rel != "" && match != nil && !match(rel) {
+			return nil // the directory listed; or filtered out
 		}
 		if len(entries) == limit {
 			truncated = true
