@@ -186,11 +186,7 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request) (any, error
 	}
 	res, err := guard(s, fmt.Sprintf("tool %q", p.Name), func() (yep.ToolResult, error) { return t.h(ctx, call) })
 	if err != nil {
-		var we *yep.Error
-		switch {
-		case ctx.Err() != nil:
-			return nil, yep.ErrCancelled
-		case errors.As(err, &we):
+		if we := protocolError(ctx, err); we != nil {
 			return nil, we
 		}
 		// A plain error is a tool-level failure the agent reads.
@@ -227,14 +223,7 @@ func (s *Server) fireHook(ctx context.Context, params json.RawMessage) (any, err
 		what := fmt.Sprintf("hook %s %q", h.event, h.matcher)
 		res, err := guard(s, what, func() (yep.HookFireResult, error) { return h.h(ctx, ev) })
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, yep.ErrCancelled
-			}
-			var we *yep.Error
-			if errors.As(err, &we) {
-				return nil, we
-			}
-			return nil, yep.Errorf(yep.CodeUnclassified, "extension %q: %s failed on tool %q: %v", s.info.Name, what, p.ToolName, err)
+			return nil, s.wireError(ctx, fmt.Sprintf("%s failed on tool %q", what, p.ToolName), err)
 		}
 		switch res.Decision {
 		case "", yep.DecisionAllow:
@@ -288,11 +277,7 @@ func (s *Server) executeCommand(ctx context.Context, params json.RawMessage) (an
 	what := fmt.Sprintf("command %q", name)
 	res, err := guard(s, what, func() (yep.CommandExecuteResult, error) { return c.h(ctx, p.Arguments) })
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, yep.ErrCancelled
-		}
-		var we *yep.Error
-		if errors.As(err, &we) {
+		if we := protocolError(ctx, err); we != nil {
 			return nil, we
 		}
 		// Like a tool, a plain error is shown to the user as a failure.
@@ -321,12 +306,22 @@ func (s *Server) configChanged(ctx context.Context, params json.RawMessage) (any
 
 // wireError turns a handler error into a response error.
 func (s *Server) wireError(ctx context.Context, what string, err error) *yep.Error {
-	if ctx.Err() != nil {
-		return yep.ErrCancelled
-	}
-	var we *yep.Error
-	if errors.As(err, &we) {
+	if we := protocolError(ctx, err); we != nil {
 		return we
 	}
 	return yep.Errorf(yep.CodeUnclassified, "extension %q: %s: %v", s.info.Name, what, err)
+}
+
+// protocolError is the response error a handler's err stands for: the
+// cancelled error once ctx has ended, a *yep.Error as it is, and nil for
+// a plain error, which the caller reports its own way.
+func protocolError(ctx context.Context, err error) *yep.Error {
+	var we *yep.Error
+	switch {
+	case ctx.Err() != nil:
+		return yep.ErrCancelled
+	case errors.As(err, &we):
+		return we
+	}
+	return nil
 }

@@ -517,16 +517,14 @@ func (s *Server) Log(level, msg string, keyvals ...any) {
 		if len(keyvals) > 0 {
 			fields := make(map[string]any, len(keyvals)/2)
 			for i := 0; i < len(keyvals); i += 2 {
-				k := fmt.Sprint(keyvals[i])
+				var v any // nil for a key without a value
 				if i+1 < len(keyvals) {
-					v := keyvals[i+1]
-					if e, ok := v.(error); ok {
-						v = e.Error()
-					}
-					fields[k] = v
-				} else {
-					fields[k] = nil
+					v = keyvals[i+1]
 				}
+				if e, ok := v.(error); ok {
+					v = e.Error()
+				}
+				fields[fmt.Sprint(keyvals[i])] = v
 			}
 			if raw, err := json.Marshal(fields); err == nil {
 				p.Fields = raw
@@ -563,10 +561,7 @@ type ToolCall struct {
 // matches its name in any case). Missing arguments decode as {}, so v
 // keeps its zero values.
 func (c *ToolCall) Bind(v any) error {
-	if len(c.Args) == 0 || string(c.Args) == "null" {
-		return nil
-	}
-	if err := stdjson.Unmarshal(c.Args, v); err != nil {
+	if err := bindArgs(c.Args, v); err != nil {
 		return fmt.Errorf("tool %q: decoding arguments: %w", c.Name, err)
 	}
 	return nil
@@ -626,13 +621,18 @@ type HookEvent struct {
 
 // Bind decodes the tool call's arguments into v, as [ToolCall.Bind] does.
 func (h *HookEvent) Bind(v any) error {
-	if len(h.Args) == 0 || string(h.Args) == "null" {
-		return nil
-	}
-	if err := stdjson.Unmarshal(h.Args, v); err != nil {
+	if err := bindArgs(h.Args, v); err != nil {
 		return fmt.Errorf("hook %s: decoding the arguments of tool %q: %w", h.Event, h.ToolName, err)
 	}
 	return nil
+}
+
+// bindArgs decodes a tool call's arguments into v; none leave v as it is.
+func bindArgs(args json.RawMessage, v any) error {
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	return stdjson.Unmarshal(args, v)
 }
 
 func joinNames[T any](items []T, name func(T) string) string {
