@@ -137,19 +137,37 @@ func TestBashExitStatus(t *testing.T) {
 // so far.
 func TestBashTimeoutKillsGroup(t *testing.T) {
 	f := newFixture(t, coding.Options{})
-	res, _, err := f.bash(context.Background(), t, map[string]any{"command": "sleep 1000 & echo $!; wait", "timeout_ms": 1000}, nil)
-	if err != nil {
-		t.Fatal(err)
+	// The timeout must leave bash time to start the sleep and print its
+	// pid: a machine too loaded to do that within it gets a longer one.
+	for timeout := time.Second; ; timeout *= 2 {
+		res, _, err := f.bash(context.Background(), t, map[string]any{"command": "sleep 1000 & echo $!; wait", "timeout_ms": timeout.Milliseconds()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(res.Output, "[timed out after "+timeout.String()+": the command and every process it started were killed]") {
+			t.Fatalf("timeout = %+v", res)
+		}
+		if d := dataOf(t, res); d["timed_out"] != true {
+			t.Fatalf("data = %v", d)
+		}
+		if !hasPid(res.Output) && timeout < 16*time.Second {
+			continue
+		}
+		if pid := pidIn(t, res.Output); alive(t, pid) {
+			t.Fatalf("the background sleep %d outlived the timeout", pid)
+		}
+		return
 	}
-	if !res.IsError || !strings.Contains(res.Output, "[timed out after 1s: the command and every process it started were killed]") {
-		t.Fatalf("timeout = %+v", res)
+}
+
+// hasPid reports whether text has a line that is a number.
+func hasPid(text string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if _, err := strconv.Atoi(strings.TrimSpace(l)); err == nil {
+			return true
+		}
 	}
-	if d := dataOf(t, res); d["timed_out"] != true {
-		t.Fatalf("data = %v", d)
-	}
-	if pid := pidIn(t, res.Output); alive(t, pid) {
-		t.Fatalf("the background sleep %d outlived the timeout", pid)
-	}
+	return false
 }
 
 // TestBashBackgroundDoesNotOutlive: a command that returns while a process
