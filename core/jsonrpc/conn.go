@@ -328,7 +328,7 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		err = c.write(ctx, msg)
 	}
 	if err != nil {
-		c.forget(id)
+		c.take(id)
 		if ctx.Err() != nil {
 			return &CancelledError{Method: method, Cause: ctx.Err()}
 		}
@@ -349,7 +349,7 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 // cancelled ends a call whose context ended with cause: the response, if
 // it won the race, else a cancel sent and a *CancelledError.
 func (c *Conn) cancelled(method string, id int64, p *pending, result any, cause error) error {
-	if !c.forget(id) {
+	if c.take(id) == nil {
 		// The response won the race; use it.
 		return decodeReply(method, <-p.ch, result)
 	}
@@ -375,11 +375,6 @@ func decodeReply(method string, r reply, result any) error {
 		return fmt.Errorf("%s: decoding result: %w", method, err)
 	}
 	return nil
-}
-
-// forget removes a pending call, reporting whether it was still pending.
-func (c *Conn) forget(id int64) bool {
-	return c.take(id) != nil
 }
 
 // take removes a pending call and returns it, or nil if it was not pending.
@@ -491,11 +486,10 @@ func (c *Conn) write(ctx context.Context, msg []byte) error {
 // cancelled, and Options.Closer is closed. It does not wait for the peer.
 func (c *Conn) Close() error {
 	c.shutdown(errors.New("closed by the local side"))
-	var err error
 	if c.opts.Closer != nil {
-		err = c.opts.Closer.Close()
+		return c.opts.Closer.Close()
 	}
-	return err
+	return nil
 }
 
 // Wait blocks until reading has ended and every handler has finished.

@@ -8,11 +8,7 @@
 // in flight at once, answered in any order.
 //
 // Two framers are provided: [NDJSON] (one JSON object per line, as YEP
-// speaks) and [ContentLength] (LSP-style headers). An NDJSON reader starts
-// with a 4 KiB buffer and moves to 64 KiB (a Linux pipe's capacity) once
-// the stream shows it needs it, a line longer than the buffer or a read
-// that filled it, so a connection that carries a handshake and short calls
-// never allocates the large one.
+// speaks) and [ContentLength] (LSP-style headers).
 //
 // Cancellation follows YEP by default: cancelling the context of [Conn.Call]
 // sends a "cancel" request naming the call's id and resolves the call at

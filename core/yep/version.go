@@ -32,29 +32,24 @@ var Current = Version{Major: ProtocolMajor, Minor: ProtocolMinor}
 // ParseVersion parses "MAJOR.MINOR". A bare "MAJOR" means minor 0.
 func ParseVersion(s string) (Version, error) {
 	maj, min, hasMinor := strings.Cut(strings.TrimSpace(s), ".")
-	var v Version
-	var err error
-	if v.Major, err = parseUint(maj); err != nil {
+	if !hasMinor {
+		min = "0"
+	}
+	a, errMaj := parseUint(maj)
+	b, errMin := parseUint(min)
+	if errMaj != nil || errMin != nil {
 		return Version{}, fmt.Errorf("protocol version %q: want MAJOR.MINOR, e.g. %q", s, ProtocolVersion)
 	}
-	if hasMinor {
-		if v.Minor, err = parseUint(min); err != nil {
-			return Version{}, fmt.Errorf("protocol version %q: want MAJOR.MINOR, e.g. %q", s, ProtocolVersion)
-		}
-	}
-	return v, nil
+	return Version{Major: a, Minor: b}, nil
 }
 
+// parseUint parses up to nine decimal digits, with no sign.
 func parseUint(s string) (int, error) {
-	if s == "" || len(s) > 9 {
-		return 0, strconv.ErrSyntax
+	if len(s) > 9 {
+		return 0, strconv.ErrRange
 	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, strconv.ErrSyntax
-		}
-	}
-	return strconv.Atoi(s)
+	n, err := strconv.ParseUint(s, 10, 32)
+	return int(n), err
 }
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }

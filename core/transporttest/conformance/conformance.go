@@ -157,13 +157,7 @@ func within(t *testing.T, what string, f func()) {
 
 func waitDone(t *testing.T, inst core.Instance, what string) {
 	t.Helper()
-	timer := time.NewTimer(testdeadline.Left(t))
-	defer timer.Stop()
-	select {
-	case <-inst.Done():
-	case <-timer.C:
-		t.Fatalf("Done was not closed after %s", what)
-	}
+	within(t, "waiting for Done after "+what, func() { <-inst.Done() })
 }
 
 func isDone(inst core.Instance) bool {
