@@ -1,0 +1,96 @@
+// Package scripted is a scripted model: a real OpenAI-compatible HTTP
+// endpoint on loopback that answers from a script instead of a model.
+//
+// A [Server] speaks the Chat Completions API (POST /v1/chat/completions,
+// streamed as server-sent events when the request says "stream": true, as
+// one JSON body otherwise) and GET /v1/models, so a provider built on an
+// official SDK talks to it exactly as it talks to the real service: the
+// agent's tests drive their real clients over real HTTP against it, and
+// `yolop demo` runs a real agent turn with no API key and no network.
+//
+// # Script
+//
+// A [Script] is JSON: an ordered list of steps. Each request is matched
+// against the next step that has not answered yet; a step that matches
+// answers and the script moves on. A request that does not match is
+// answered 400 in OpenAI's error shape with a message naming the step, what
+// it expected and what the request ended with, and the script does not
+// move; so does a request that comes after the last step.
+//
+//	{
+//	  "model": "scripted",
+//	  "steps": [
+//	    {
+//	      "name": "look for a tool",
+//	      "when": {"user": "count to three"},
+//	      "reply": {
+//	        "text": "Let me find a tool for that.",
+//	        "tool_calls": [{"name": "tool_search", "arguments": {"query": "count"}}]
+//	      }
+//	    },
+//	    {
+//	      "when": {"tool_result": {"tool": "tool_search", "contains": "count"}, "offered": ["count"]},
+//	      "reply": {
+//	        "tool_calls": [
+//	          {"name": "count", "arguments": {"to": 3}},
+//	          {"name": "clock", "arguments": {}}
+//	        ],
+//	        "usage": {"prompt_tokens": 812, "completion_tokens": 31, "cached_tokens": 768}
+//	      }
+//	    },
+//	    {"when": {"any": true}, "reply": {"text": "1 2 3", "finish_reason": "stop"}}
+//	  ]
+//	}
+//
+// "model" (optional, default "scripted") is the model GET /v1/models lists.
+// A completion reports the model the request named.
+//
+// A step's "when" holds exactly one of:
+//
+//   - "user": the request's last message is a user message whose text
+//     contains this string ("" matches any user message).
+//   - "tool_result": {"tool", "contains"}: the request ends with tool
+//     results (the messages after the last assistant message), and one of
+//     them answers a call of "tool" (empty: any tool) and its text contains
+//     "contains" (empty: anything). The tool's name comes from the assistant
+//     message whose tool call the result answers, as the wire carries only
+//     the call's id.
+//   - "any": true: any request.
+//
+// and may add "offered": a list of tool names the request must offer in
+// its "tools" (for a tool the model found through a search, say).
+//
+// A step's "reply" has "text" and/or "tool_calls"; several tool calls are
+// parallel calls. A tool call has a "name", "arguments" (a JSON value sent
+// as the call's arguments; a JSON string is sent verbatim, so a script can
+// send arguments that are not valid JSON) and an optional "id" (default
+// call_<step>_<n>, both counted from 1). "finish_reason" defaults to
+// "tool_calls" when there are tool calls and "stop" otherwise; "length" and
+// "content_filter" are also accepted. "usage" gives "prompt_tokens",
+// "completion_tokens" and optionally "cached_tokens" (reported under
+// prompt_tokens_details); without it, both counts are estimated at four
+// bytes a token of the request body and of the reply.
+//
+// A step with "repeat": true answers every request it matches; the script
+// moves past it when a request does not match it but matches the next step.
+//
+// # Streaming
+//
+// A streamed reply is sent as the real API sends one: a first chunk with
+// the assistant role, the text in word-sized deltas, then each tool call in
+// turn (a chunk with its index, id, type and name and empty arguments, then
+// its arguments in pieces of a few bytes), a chunk with the finish reason,
+// a chunk with the usage and no choices when the request set
+// stream_options.include_usage, and finally "data: [DONE]".
+//
+// # Checks
+//
+// Beyond matching, the server refuses with 400, as the real API does, a
+// request without a model or messages, stream_options without stream, a
+// tool message that does not answer a preceding assistant tool call, and an
+// assistant tool call left without a tool message answering it. Every
+// request is recorded ([Server.Requests]) with what the client sent and the
+// status it got. [Options] add an API key check (401) and 429 answers with
+// Retry-After for the first requests, so a client's error and retry paths
+// can be exercised.
+package scripted
