@@ -218,30 +218,18 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if opts.Framer == nil {
 		opts.Framer = NDJSON
 	}
-	if opts.MaxMessageSize <= 0 {
-		opts.MaxMessageSize = DefaultMaxMessageSize
-	}
-	if opts.MaxConcurrentHandlers <= 0 {
-		opts.MaxConcurrentHandlers = 64
-	}
-	if opts.MaxQueuedRequests <= 0 {
-		opts.MaxQueuedRequests = 4096
-	}
 	if opts.CancelMethod == "" {
 		opts.CancelMethod = yep.MethodCancel
 	}
 	if opts.MaxViolations == 0 {
 		opts.MaxViolations = DefaultMaxViolations
 	}
-	if opts.ViolationWindow <= 0 {
-		opts.ViolationWindow = DefaultViolationWindow
-	}
-	if opts.WarnBurst <= 0 {
-		opts.WarnBurst = DefaultWarnBurst
-	}
-	if opts.WarnInterval <= 0 {
-		opts.WarnInterval = DefaultWarnInterval
-	}
+	orDefault(&opts.MaxMessageSize, DefaultMaxMessageSize)
+	orDefault(&opts.MaxConcurrentHandlers, 64)
+	orDefault(&opts.MaxQueuedRequests, 4096)
+	orDefault(&opts.ViolationWindow, DefaultViolationWindow)
+	orDefault(&opts.WarnBurst, DefaultWarnBurst)
+	orDefault(&opts.WarnInterval, DefaultWarnInterval)
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -267,6 +255,13 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	c.wg.Add(1)
 	go c.serve(true, nil)
 	return c
+}
+
+// orDefault sets *v to def when it is zero or negative.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Done is closed when the connection has ended.

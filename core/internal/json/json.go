@@ -68,13 +68,21 @@ func checkCase(data []byte, t reflect.Type) error {
 		return nil
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		if data[0] != '{' {
 			return nil
 		}
 		var members map[string]json.RawMessage
 		if err := json.Unmarshal(data, &members); err != nil {
 			return err
+		}
+		if t.Kind() == reflect.Map {
+			for _, val := range members {
+				if err := checkCase(val, t.Elem()); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		fields := fieldsOf(t)
 		for key, val := range members {
@@ -100,19 +108,6 @@ func checkCase(data []byte, t reflect.Type) error {
 		}
 		for _, e := range elems {
 			if err := checkCase(e, t.Elem()); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		if data[0] != '{' {
-			return nil
-		}
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(data, &members); err != nil {
-			return err
-		}
-		for _, val := range members {
-			if err := checkCase(val, t.Elem()); err != nil {
 				return err
 			}
 		}
