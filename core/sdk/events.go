@@ -48,10 +48,7 @@ func (e *eventQueue) push(droppable bool, f func()) {
 	}
 	e.q = append(e.q, f)
 	e.mu.Unlock()
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
+	e.signal()
 }
 
 // close runs what is still queued and stops the goroutine.
@@ -63,11 +60,16 @@ func (e *eventQueue) close() {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	e.signal()
+	<-e.done
+}
+
+// signal wakes the goroutine, unless a wake-up is already pending.
+func (e *eventQueue) signal() {
 	select {
 	case e.wake <- struct{}{}:
 	default:
 	}
-	<-e.done
 }
 
 func (e *eventQueue) run() {
@@ -75,9 +77,8 @@ func (e *eventQueue) run() {
 	for range e.wake {
 		for {
 			e.mu.Lock()
-			batch := e.q
+			batch, closed := e.q, e.closed
 			e.q = nil
-			closed := e.closed
 			e.mu.Unlock()
 			if len(batch) == 0 {
 				if closed {

@@ -336,11 +336,9 @@ func (s *Server) freeze() {
 	has := map[string]bool{yep.CapCancel: true}
 	params := yep.CapabilityParams{}
 	set := func(token string, v any) {
-		raw, err := json.Marshal(v)
-		if err != nil {
+		if err := params.Set(token, v); err != nil {
 			panic(fmt.Sprintf("sdk: encoding capability_params.%s: %v", token, err))
 		}
-		params[token] = raw
 	}
 	if len(s.toolOrder) > 0 {
 		has[yep.CapTools] = true

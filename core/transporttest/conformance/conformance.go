@@ -42,7 +42,6 @@ package conformance
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -191,17 +190,19 @@ func exitError(t *testing.T, err error, spec core.ServerSpec) *core.ExitError {
 	return xe
 }
 
-// readEnd reads r until it fails and returns what it read and the error.
-func readEnd(r io.Reader) ([]byte, error) {
-	var buf bytes.Buffer
-	b := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(b)
-		buf.Write(b[:n])
-		if err != nil {
-			return buf.Bytes(), err
+// readEnd reads inst's stdout until it fails, guarded by within, and
+// returns what it read and the error.
+func readEnd(t *testing.T, inst core.Instance, what string) (got []byte, err error) {
+	t.Helper()
+	within(t, what, func() {
+		b := make([]byte, 32<<10)
+		for err == nil {
+			var n int
+			n, err = inst.Stdout().Read(b)
+			got = append(got, b[:n]...)
 		}
-	}
+	})
+	return got, err
 }
 
 func testStartFailure(t *testing.T, s *Suite) {
@@ -309,9 +310,7 @@ func testCleanExit(t *testing.T, s *Suite) {
 	if err := inst.Stdin().Close(); err != nil {
 		t.Fatalf("closing stdin: %v", err)
 	}
-	var got []byte
-	var rerr error
-	within(t, "reading to the end", func() { got, rerr = readEnd(inst.Stdout()) })
+	got, rerr := readEnd(t, inst, "reading to the end")
 	if string(got) != "last\n" || rerr != io.EOF {
 		t.Errorf("read %q, %v; want the last line, then io.EOF", got, rerr)
 	}
@@ -332,9 +331,7 @@ func testCleanExit(t *testing.T, s *Suite) {
 
 func testExitOnItsOwn(t *testing.T, s *Suite) {
 	inst, _ := s.start(t, Exit)
-	var got []byte
-	var rerr error
-	within(t, "reading to the end", func() { got, rerr = readEnd(inst.Stdout()) })
+	got, rerr := readEnd(t, inst, "reading to the end")
 	if string(got) != "bye\n" || rerr != io.EOF {
 		t.Errorf("read %q, %v; want \"bye\\n\", then io.EOF", got, rerr)
 	}
@@ -354,9 +351,7 @@ func testCrash(t *testing.T, s *Suite) {
 	if _, err := io.WriteString(inst.Stdin(), "{\"method\":\"tool/call\"}\n"); err != nil {
 		t.Fatal(err)
 	}
-	var got []byte
-	var rerr error
-	within(t, "reading from the crashed server", func() { got, rerr = readEnd(inst.Stdout()) })
+	got, rerr := readEnd(t, inst, "reading from the crashed server")
 	if len(got) != 0 || rerr == nil {
 		t.Errorf("read %q, %v; want nothing and an error or io.EOF", got, rerr)
 	}
