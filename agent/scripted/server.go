@@ -71,6 +71,7 @@ type Server struct {
 	seq       int    // completions answered, for their ids
 	requests  []Request
 	closed    bool
+	closeDone chan struct{} // closed when the first Close has finished
 	handlers  sync.WaitGroup
 	srv       *http.Server
 	addr      string
@@ -81,7 +82,7 @@ type Server struct {
 // NewServer returns a server that answers from script, which must be
 // valid ([Script.Validate]); it does not listen until [Server.Listen].
 func NewServer(script *Script, opts Options) *Server {
-	return &Server{script: script, opts: opts, used: make([]bool, len(script.Steps))}
+	return &Server{script: script, opts: opts, used: make([]bool, len(script.Steps)), closeDone: make(chan struct{})}
 }
 
 // Serve checks script, listens on addr (such as "127.0.0.1:0") and serves
@@ -137,16 +138,19 @@ func (s *Server) URL() string {
 
 // Close stops the server: it closes the listener and every connection and
 // waits for the requests being answered to return. Later requests to
-// [Server.ServeHTTP] are answered 503. Close may be called more than once.
+// [Server.ServeHTTP] are answered 503. Close may be called more than once,
+// and concurrently; every call returns once the server is closed.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		<-s.closeDone
 		return nil
 	}
 	s.closed = true
 	srv, done, stop := s.srv, s.serveDone, s.stopAfter
 	s.mu.Unlock()
+	defer close(s.closeDone)
 	if stop != nil {
 		stop()
 	}

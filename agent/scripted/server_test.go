@@ -696,3 +696,37 @@ func TestIndependentServer(t *testing.T) {
 		t.Errorf("finish %q, usage %+v", acc.Choices[0].FinishReason, acc.Usage)
 	}
 }
+
+func TestServe(t *testing.T) {
+	if _, err := scripted.Serve(context.Background(), &scripted.Script{}, "127.0.0.1:0"); err == nil {
+		t.Error("Serve accepted a script with no steps")
+	}
+	s, err := scripted.Parse([]byte(`{"steps": [{"when": {"any": true}, "reply": {"text": "a"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := scripted.Serve(ctx, s, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(srv, "k", option.WithMaxRetries(0))
+	page, err := c.Models.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || page.Data[0].ID != "scripted" {
+		t.Errorf("models %s, want the default model", page.RawJSON())
+	}
+	cancel()
+	// Close returns once the close the cancellation started has finished.
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Models.List(context.Background()); err == nil {
+		t.Error("the server still answers after its context is done and it is closed")
+	}
+	if err := srv.Listen("127.0.0.1:0"); err == nil {
+		t.Error("Listen after Close succeeded")
+	}
+}
