@@ -16,11 +16,12 @@ type answer struct {
 	calls     []wireToolCall
 	finish    string
 	usage     wireUsage
+	streamErr string // ends the stream with this error instead of a finish
 }
 
 func (s *Server) answer(req *ChatRequest, body []byte, step int, id string) *answer {
 	r := &s.script.Steps[step].Reply
-	a := &answer{id: id, model: req.Model, created: time.Now().Unix(), text: r.Text, finish: r.finishReason()}
+	a := &answer{id: id, model: req.Model, created: time.Now().Unix(), text: r.Text, finish: r.finishReason(), streamErr: r.StreamError}
 	size := len(r.Text)
 	for n := range r.ToolCalls {
 		tc := &r.ToolCalls[n]
@@ -98,6 +99,13 @@ func (a *answer) stream(w http.ResponseWriter, includeUsage bool) {
 				return
 			}
 		}
+	}
+	if a.streamErr != "" {
+		data, err := json.Marshal(wireError{Error: wireErrorBody{Message: a.streamErr, Type: "server_error"}})
+		if err == nil {
+			sendEvent(w, rc, data)
+		}
+		return
 	}
 	final := delta(wireDelta{})
 	final.Choices[0].FinishReason = &a.finish

@@ -67,6 +67,27 @@ type Reply struct {
 	// Usage is the token usage reported; nil estimates it at four bytes a
 	// token of the request body and of the reply.
 	Usage *Usage `json:"usage,omitempty"`
+	// Error, when set, answers with this HTTP error instead of a
+	// completion (then Text and ToolCalls must be empty).
+	Error *ErrorReply `json:"error,omitempty"`
+	// StreamError, when set, ends a streamed answer after its text and
+	// tool calls with an error event of this message instead of a finish
+	// reason, usage and [DONE], as the real API does when a stream fails.
+	// A request that is not streamed is answered 500 with it.
+	StreamError string `json:"stream_error,omitempty"`
+}
+
+// An ErrorReply is an HTTP error a step answers with, in OpenAI's error
+// shape.
+type ErrorReply struct {
+	// Status is the HTTP status, 400 to 599; zero means 500.
+	Status int `json:"status,omitempty"`
+	// Type is the error's type; empty means "server_error".
+	Type string `json:"type,omitempty"`
+	// Code is the error's code; empty sends null.
+	Code string `json:"code,omitempty"`
+	// Message is the error's message.
+	Message string `json:"message"`
 }
 
 // A ToolCall is one function call in a [Reply].
@@ -157,8 +178,17 @@ func (st *Step) validate() error {
 		}
 	}
 	r := &st.Reply
-	if r.Text == "" && len(r.ToolCalls) == 0 {
-		return errors.New(`"reply" has neither "text" nor "tool_calls"`)
+	if e := r.Error; e != nil {
+		if r.Text != "" || len(r.ToolCalls) > 0 || r.StreamError != "" {
+			return errors.New(`a "reply" with an "error" has no "text", "tool_calls" or "stream_error"`)
+		}
+		if e.Status != 0 && (e.Status < 400 || e.Status > 599) {
+			return fmt.Errorf(`"error.status" %d is not an HTTP error status (400 to 599)`, e.Status)
+		}
+		return nil
+	}
+	if r.Text == "" && len(r.ToolCalls) == 0 && r.StreamError == "" {
+		return errors.New(`"reply" has none of "text", "tool_calls", "error" and "stream_error"`)
 	}
 	ids := map[string]bool{}
 	for j, tc := range r.ToolCalls {

@@ -322,6 +322,22 @@ func (s *Server) chatCompletion(w http.ResponseWriter, rec *Request) {
 		return
 	}
 	rec.Step = step
+	reply := &s.script.Steps[step].Reply
+	if e := reply.Error; e != nil {
+		status, typ := e.Status, e.Type
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+		if typ == "" {
+			typ = "server_error"
+		}
+		s.answerError(w, rec, status, typ, e.Code, e.Message)
+		return
+	}
+	if reply.StreamError != "" && !req.Stream {
+		s.answerError(w, rec, http.StatusInternalServerError, "server_error", "", reply.StreamError)
+		return
+	}
 	s.record(rec, http.StatusOK)
 
 	a := s.answer(&req, rec.Body, step, id)

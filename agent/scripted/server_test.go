@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -728,5 +729,53 @@ func TestServe(t *testing.T) {
 	}
 	if err := srv.Listen("127.0.0.1:0"); err == nil {
 		t.Error("Listen after Close succeeded")
+	}
+}
+
+func TestScriptedFailures(t *testing.T) {
+	srv := start(t, `{"steps": [
+		{"name": "overloaded", "when": {"any": true}, "reply": {"error": {"status": 503, "message": "the engine is overloaded"}}},
+		{"name": "recovered", "when": {"user": "hi"}, "reply": {"text": "hello again"}},
+		{"name": "too long", "when": {"any": true}, "reply": {"error": {"status": 400, "type": "invalid_request_error", "code": "context_length_exceeded", "message": "too many tokens"}}},
+		{"name": "cut off", "when": {"any": true}, "reply": {"text": "half an", "stream_error": "the stream broke"}}
+	]}`, scripted.Options{})
+	c := client(srv, "k")
+	params := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+
+	// The SDK retries the 503; the retry is answered by the next step.
+	res, err := c.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Choices[0].Message.Content != "hello again" {
+		t.Errorf("content %q", res.Choices[0].Message.Content)
+	}
+
+	_, err = c.Chat.Completions.New(context.Background(), params)
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Code != "context_length_exceeded" || apiErr.Message != "too many tokens" {
+		t.Errorf("error %v, want the scripted 400", err)
+	}
+
+	stream := c.Chat.Completions.NewStreaming(context.Background(), params)
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	err = stream.Err()
+	stream.Close()
+	if err == nil || !strings.Contains(err.Error(), "the stream broke") {
+		t.Errorf("stream error %v, want the scripted one", err)
+	}
+	if got := acc.Choices[0].Message.Content; got != "half an" {
+		t.Errorf("text before the error %q", got)
+	}
+
+	var got []string
+	for _, r := range srv.Requests() {
+		got = append(got, strconv.Itoa(r.Status)+" step "+strconv.Itoa(r.Step))
+	}
+	if diff := cmp.Diff([]string{"503 step 0", "200 step 1", "400 step 2", "200 step 3"}, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }
