@@ -198,7 +198,6 @@ type Conn struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	wg      sync.WaitGroup // readers, workers and cancel senders
-	readWG  sync.WaitGroup // done when reading has ended
 }
 
 type pending struct {
@@ -251,7 +250,6 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		done:     make(chan struct{}),
 	}
 	c.violations = newViolationLog(&opts)
-	c.readWG.Add(1)
 	c.wg.Add(1)
 	go c.serve(true, nil)
 	return c
@@ -491,8 +489,7 @@ func (c *Conn) Close() error {
 // Call it after Close, or after the peer went away, to be sure no goroutine
 // of the connection is left.
 func (c *Conn) Wait() {
-	c.readWG.Wait()
-	c.wg.Wait()
+	c.wg.Wait() // the reader is one of them
 }
 
 // handleTooLarge answers or fails the request or call an oversized message

@@ -80,7 +80,6 @@ func (c *Conn) serve(reading bool, j *job) {
 		if reading {
 			next, ok := c.readUntilJob()
 			if !ok {
-				c.readWG.Done()
 				return
 			}
 			if c.moreBuffered() {
