@@ -155,7 +155,6 @@ func (s *Server) initialize(conn *jsonrpc.Conn, params json.RawMessage) (any, er
 	s.conn.Store(conn)
 	s.sess.Store(&session{
 		params:    p,
-		version:   v,
 		streaming: host.Has(yep.CapStreaming),
 		status:    host.Has(yep.CapStatus),
 		uiAsk:     host.Has(yep.CapUIAsk),

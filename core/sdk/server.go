@@ -149,8 +149,7 @@ type Server struct {
 
 // session is what the handshake settled; it is immutable once stored.
 type session struct {
-	params  yep.InitializeParams
-	version yep.Version
+	params yep.InitializeParams
 	// What the host advertised, for the gated server-to-host methods.
 	streaming, status, uiAsk, log bool
 }

@@ -206,11 +206,6 @@ func (i *instance) Stdin() io.WriteCloser { return i.stdinW }
 // between: the kill is at once. It returns the same value as Err.
 func (i *instance) Stop(grace time.Duration) error {
 	_ = i.stdinW.Close()
-	select {
-	case <-i.done:
-		return i.Err()
-	default:
-	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
