@@ -332,56 +332,39 @@ func (s *Server) freeze() {
 	defer s.regMu.Unlock()
 	s.frozen.Store(true)
 
-	has := map[string]bool{yep.CapCancel: true}
+	has := map[string]bool{
+		yep.CapCancel: true, yep.CapDynamicPrompt: s.dynamicPrompt != nil,
+		yep.CapTrace: s.onTrace != nil, yep.CapConfig: s.onConfigChanged != nil,
+		yep.CapStatus: s.info.Status, yep.CapUIAsk: s.info.UIAsk, yep.CapLog: s.info.Log,
+	}
 	params := yep.CapabilityParams{}
-	set := func(token string, v any) {
+	contribute := func(token string, present bool, v any) {
+		if !present {
+			return
+		}
+		has[token] = true
 		if err := params.Set(token, v); err != nil {
 			panic(fmt.Sprintf("sdk: encoding capability_params.%s: %v", token, err))
 		}
 	}
-	if len(s.toolOrder) > 0 {
-		has[yep.CapTools] = true
-		decls := make([]yep.ToolDecl, len(s.toolOrder))
-		for i, t := range s.toolOrder {
-			decls[i] = yep.ToolDecl{Name: t.name}
-			if t.streaming {
-				has[yep.CapStreaming] = true
-			}
-		}
-		set(yep.CapTools, decls)
+	tools := make([]yep.ToolDecl, len(s.toolOrder))
+	for i, t := range s.toolOrder {
+		tools[i] = yep.ToolDecl{Name: t.name}
+		has[yep.CapStreaming] = has[yep.CapStreaming] || t.streaming
 	}
-	if len(s.hooks) > 0 {
-		has[yep.CapHooks] = true
-		subs := make([]yep.HookSubscription, len(s.hooks))
-		for i, h := range s.hooks {
-			subs[i] = yep.HookSubscription{Event: h.event, Matcher: h.matcher, TimeoutMS: h.opts.TimeoutMS, OnError: h.opts.OnError}
-		}
-		set(yep.CapHooks, subs)
+	subs := make([]yep.HookSubscription, len(s.hooks))
+	for i, h := range s.hooks {
+		subs[i] = yep.HookSubscription{Event: h.event, Matcher: h.matcher, TimeoutMS: h.opts.TimeoutMS, OnError: h.opts.OnError}
 	}
-	if s.hasPrompt {
-		has[yep.CapPrompt] = true
-		if s.dynamicPrompt != nil {
-			has[yep.CapDynamicPrompt] = true
-		}
-		set(yep.CapPrompt, yep.PromptDecl{Static: s.staticPrompt, Dynamic: s.dynamicPrompt != nil})
+	commands := make([]yep.CommandDecl, len(s.commandOrder))
+	for i, c := range s.commandOrder {
+		commands[i] = yep.CommandDecl{Name: c.name, Description: c.description}
 	}
-	if len(s.commandOrder) > 0 {
-		has[yep.CapCommands] = true
-		decls := make([]yep.CommandDecl, len(s.commandOrder))
-		for i, c := range s.commandOrder {
-			decls[i] = yep.CommandDecl{Name: c.name, Description: c.description}
-		}
-		set(yep.CapCommands, decls)
-	}
-	if len(s.mcpServers) > 0 {
-		has[yep.CapMCPServers] = true
-		set(yep.CapMCPServers, s.mcpServers)
-	}
-	has[yep.CapTrace] = s.onTrace != nil
-	has[yep.CapConfig] = s.onConfigChanged != nil
-	has[yep.CapStatus] = s.info.Status
-	has[yep.CapUIAsk] = s.info.UIAsk
-	has[yep.CapLog] = s.info.Log
+	contribute(yep.CapTools, len(tools) > 0, tools)
+	contribute(yep.CapHooks, len(subs) > 0, subs)
+	contribute(yep.CapPrompt, s.hasPrompt, yep.PromptDecl{Static: s.staticPrompt, Dynamic: s.dynamicPrompt != nil})
+	contribute(yep.CapCommands, len(commands) > 0, commands)
+	contribute(yep.CapMCPServers, len(s.mcpServers) > 0, s.mcpServers)
 
 	var caps yep.Capabilities
 	for _, token := range yep.KnownCapabilities {
