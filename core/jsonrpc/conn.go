@@ -431,7 +431,7 @@ func NotifyEach[T any](ctx context.Context, c *Conn, method string, params []T) 
 	if err := c.Err(); err != nil {
 		return &ClosedError{Cause: err}
 	}
-	var out appendWriter
+	var out bytes.Buffer
 	framed := c.opts.Framer.NewWriter(&out)
 	for i := range params {
 		msg, err := json.Marshal(request{JSONRPC: "2.0", Method: method, Params: params[i]})
@@ -447,20 +447,12 @@ func NotifyEach[T any](ctx context.Context, c *Conn, method string, params []T) 
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", method, ctx.Err())
 	}
-	_, err := c.raw.Write(out)
+	_, err := c.raw.Write(out.Bytes())
 	<-c.writeMu
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
-}
-
-// appendWriter is an io.Writer appending to a byte slice.
-type appendWriter []byte
-
-func (w *appendWriter) Write(p []byte) (int, error) {
-	*w = append(*w, p...)
-	return len(p), nil
 }
 
 // write sends one message under the write lock.
