@@ -8,6 +8,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
+// maxQueuedEvents bounds the trace/event and workspace/changed callbacks
+// waiting to run; beyond it trace events, which are observe-only, are
+// dropped with a warning.
+const maxQueuedEvents = 4096
+
 // eventQueue runs notification callbacks (trace/event, workspace/changed)
 // in arrival order on one goroutine, so the connection's reader never
 // waits for them.

@@ -44,15 +44,6 @@ type Options struct {
 	// named after Info.Name writing to stderr at info level. stdout is
 	// never used for logs: it carries only protocol JSON.
 	Logger hclog.Logger
-	// MaxConcurrentHandlers bounds requests handled at once. Zero means the
-	// connection's default (64).
-	MaxConcurrentHandlers int
-	// MaxMessageSize bounds one incoming message. Zero means 16 MiB.
-	MaxMessageSize int
-	// MaxQueuedEvents bounds trace/event and workspace/changed callbacks
-	// waiting to run; beyond it trace events are dropped with a warning
-	// (they are observe-only). Zero means 4096.
-	MaxQueuedEvents int
 }
 
 // A ToolHandler runs one tool call. ctx is cancelled when the host cancels
@@ -115,7 +106,6 @@ type command struct {
 // [Server.Ask], [Server.Log], [Server.Init]) are safe for concurrent use.
 type Server struct {
 	info Info
-	opts Options
 	log  hclog.Logger
 
 	// The registry. It is frozen when serving starts and read without
@@ -164,12 +154,8 @@ func NewServer(info Info, opts Options) *Server {
 		}
 		log = hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Info})
 	}
-	if opts.MaxQueuedEvents <= 0 {
-		opts.MaxQueuedEvents = 4096
-	}
 	return &Server{
 		info:     info,
-		opts:     opts,
 		log:      log,
 		tools:    map[string]*tool{},
 		commands: map[string]*command{},
@@ -333,9 +319,13 @@ func (s *Server) freeze() {
 	s.frozen.Store(true)
 
 	has := map[string]bool{
-		yep.CapCancel: true, yep.CapDynamicPrompt: s.dynamicPrompt != nil,
-		yep.CapTrace: s.onTrace != nil, yep.CapConfig: s.onConfigChanged != nil,
-		yep.CapStatus: s.info.Status, yep.CapUIAsk: s.info.UIAsk, yep.CapLog: s.info.Log,
+		yep.CapCancel:        true,
+		yep.CapDynamicPrompt: s.dynamicPrompt != nil,
+		yep.CapTrace:         s.onTrace != nil,
+		yep.CapConfig:        s.onConfigChanged != nil,
+		yep.CapStatus:        s.info.Status,
+		yep.CapUIAsk:         s.info.UIAsk,
+		yep.CapLog:           s.info.Log,
 	}
 	params := yep.CapabilityParams{}
 	contribute := func(token string, present bool, v any) {
@@ -401,12 +391,10 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer) error 
 	}
 	s.freeze()
 
-	s.events = newEventQueue(s.log, s.opts.MaxQueuedEvents)
+	s.events = newEventQueue(s.log, maxQueuedEvents)
 	opts := jsonrpc.Options{
-		Handler:               jsonrpc.HandlerFunc(s.handle),
-		Logger:                s.log.Named("yep"),
-		MaxConcurrentHandlers: s.opts.MaxConcurrentHandlers,
-		MaxMessageSize:        s.opts.MaxMessageSize,
+		Handler: jsonrpc.HandlerFunc(s.handle),
+		Logger:  s.log.Named("yep"),
 	}
 	if c, ok := r.(io.Closer); ok {
 		opts.Closer = c
