@@ -21,7 +21,8 @@ import (
 // GoTool returns the go command that is running the tests.
 func GoTool(t testing.TB) string {
 	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err == nil {
 		return p
 	}
 	p, err := exec.LookPath("go")
@@ -29,11 +30,6 @@ func GoTool(t testing.TB) string {
 		t.Fatalf("the go command is needed to build test servers and was not found: %v", err)
 	}
 	return p
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // Build compiles the main package pkg (an import path in this module, e.g.
