@@ -203,8 +203,9 @@ func TestSessionMCPJSON(t *testing.T) {
 			sawEcho = sawEcho || strings.Contains(line, "from the session")
 			sawSum = sawSum || strings.Contains(line, "3")
 			sawDone = sawDone || strings.Contains(line, "Long running operation completed")
-		case "update":
-			sawProgress = sawProgress || ev["progress"] != nil
+		case "tool.update":
+			d, _ := ev["data"].(map[string]any)
+			sawProgress = sawProgress || d["progress"] != nil
 		case "warning":
 			sawBroken = sawBroken || strings.Contains(line, "broken")
 		case "status":
