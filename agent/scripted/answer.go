@@ -19,9 +19,9 @@ type answer struct {
 	streamErr string // ends the stream with this error instead of a finish
 }
 
-func (s *Server) answer(req *ChatRequest, body []byte, step int, id string) *answer {
+func (s *Server) answer(model string, body []byte, step int, id string) *answer {
 	r := &s.script.Steps[step].Reply
-	a := &answer{id: id, model: req.Model, created: time.Now().Unix(), text: r.Text, finish: r.finishReason(), streamErr: r.StreamError}
+	a := &answer{id: id, model: model, created: time.Now().Unix(), text: r.Text, finish: r.finishReason(), streamErr: r.StreamError}
 	size := len(r.Text)
 	for n := range r.ToolCalls {
 		tc := &r.ToolCalls[n]

@@ -1,12 +1,15 @@
 // Package scripted is a scripted model: a real OpenAI-compatible HTTP
 // endpoint on loopback that answers from a script instead of a model.
 //
-// A [Server] speaks the Chat Completions API (POST /v1/chat/completions,
-// streamed as server-sent events when the request says "stream": true, as
-// one JSON body otherwise) and GET /v1/models, so a provider built on an
-// official SDK talks to it exactly as it talks to the real service: the
-// agent's tests drive their real clients over real HTTP against it, and
-// `yolop demo` runs a real agent turn with no API key and no network.
+// A [Server] speaks OpenAI's Chat Completions API (POST
+// /v1/chat/completions, streamed as server-sent events when the request
+// says "stream": true, as one JSON body otherwise), Anthropic's Messages API
+// (POST /v1/messages, the same way) and GET /v1/models, so a provider built
+// on an official SDK talks to it exactly as it talks to the real service:
+// the agent's tests drive their real clients over real HTTP against it, and
+// `yolop demo` runs a real agent turn with no API key and no network. The
+// same script answers either API. Point openai-go at URL()+"/v1/" and
+// anthropic-sdk-go at URL()+"/".
 //
 // # Script
 //
@@ -90,12 +93,31 @@
 // a chunk with the usage and no choices when the request set
 // stream_options.include_usage, and finally "data: [DONE]".
 //
+// # Anthropic
+//
+// On /v1/messages a reply is a message whose content is a text block and
+// one tool_use block per tool call (arguments that are not a JSON object
+// are sent as {"arguments": "<them>"}, since a tool_use input is always an
+// object); the finish reason maps to the stop reason (stop → end_turn,
+// tool_calls → tool_use, length → max_tokens, content_filter → refusal);
+// usage maps to input_tokens (prompt less cached), cache_read_input_tokens
+// and output_tokens. "user" matches the text of a last user message
+// without tool_result blocks, "tool_result" the tool_result blocks of the
+// last user message. A stream is message_start, ping, each block's
+// content_block_start/delta/stop (text_delta by word, input_json_delta in
+// pieces), message_delta and message_stop; a "stream_error" ends it with
+// an error event. Errors are in Anthropic's shape ({"type": "error",
+// "error": {"type", "message"}}), typed from the status unless the script
+// names one of Anthropic's types; a key is accepted as a bearer token or
+// in x-api-key.
+//
 // # Checks
 //
-// Beyond matching, the server refuses with 400, as the real API does, a
-// request without a model or messages, stream_options without stream, a
-// tool message that does not answer a preceding assistant tool call, and an
-// assistant tool call left without a tool message answering it. Every
+// Beyond matching, the server refuses with 400, as the real APIs do, a
+// request without a model or messages (or, on /v1/messages, max_tokens),
+// stream_options without stream, a tool result that does not answer a
+// tool call of the assistant message before it, and an assistant tool call
+// left without a result answering it. Every
 // request is recorded ([Server.Requests]) with what the client sent and the
 // status it got. [Options] add an API key check (401) and 429 answers with
 // Retry-After for the first requests, so a client's error and retry paths

@@ -50,6 +50,9 @@ type Request struct {
 	// Chat is the decoded body of a chat completion request; nil for other
 	// paths and for a body that is not a chat completion request.
 	Chat *ChatRequest
+	// Messages is the decoded body of an Anthropic Messages request; nil
+	// for other paths and for a body that does not decode.
+	Messages *MessagesRequest
 	// Status is the HTTP status the server answered.
 	Status int
 	// Step is the index (from 0) of the step that answered, -1 for none.
@@ -198,7 +201,8 @@ func countTrue(bs []bool) int {
 	return n
 }
 
-// ServeHTTP answers POST /v1/chat/completions and GET /v1/models.
+// ServeHTTP answers POST /v1/chat/completions (OpenAI), POST /v1/messages
+// (Anthropic) and GET /v1/models.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
@@ -218,18 +222,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.authorized(r) {
-		s.answerError(w, &rec, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
+		typ := "invalid_request_error"
+		if isAnthropic(rec.Path) {
+			typ = "authentication_error"
+		}
+		s.answerError(w, &rec, http.StatusUnauthorized, typ, "invalid_api_key",
 			"Incorrect API key provided. The scripted model server was configured with a different key.")
 		return
 	}
 	switch {
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
 		s.chatCompletion(w, &rec)
+	case r.URL.Path == "/v1/messages" && r.Method == http.MethodPost:
+		s.anthropicMessages(w, &rec)
 	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
 		s.models(w, &rec)
 	default:
 		s.answerError(w, &rec, http.StatusNotFound, "invalid_request_error", "",
-			fmt.Sprintf("Invalid URL (%s %s): the scripted model serves POST /v1/chat/completions and GET /v1/models", r.Method, r.URL.Path))
+			fmt.Sprintf("Invalid URL (%s %s): the scripted model serves POST /v1/chat/completions, POST /v1/messages and GET /v1/models", r.Method, r.URL.Path))
 	}
 }
 
@@ -238,6 +248,10 @@ func (s *Server) authorized(r *http.Request) bool {
 		return true
 	}
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		// Anthropic's own header, which its SDK sends for some credentials.
+		key, ok = r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Key") != ""
+	}
 	return ok && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) == 1
 }
 
@@ -248,12 +262,25 @@ func (s *Server) record(rec *Request, status int) {
 	s.mu.Unlock()
 }
 
+// answerError records rec with status and answers an error in the shape
+// of the API rec's path belongs to: OpenAI's, or Anthropic's for
+// /v1/messages. An empty typ is chosen from the status.
 func (s *Server) answerError(w http.ResponseWriter, rec *Request, status int, typ, code, msg string) {
 	s.record(rec, status)
+	if isAnthropic(rec.Path) {
+		writeAnthropicError(w, status, typ, msg)
+		return
+	}
 	writeError(w, status, typ, code, msg)
 }
 
 func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	if typ == "" {
+		typ = "invalid_request_error"
+		if status >= 500 {
+			typ = "server_error"
+		}
+	}
 	body := wireErrorBody{Message: msg, Type: typ}
 	if code != "" {
 		body.Code = &code
@@ -281,7 +308,9 @@ func (s *Server) models(w http.ResponseWriter, rec *Request) {
 	writeJSON(w, http.StatusOK, wireModelList{Object: "list", Data: []wireModel{{ID: model, Object: "model", OwnedBy: "yolop"}}})
 }
 
-func (s *Server) chatCompletion(w http.ResponseWriter, rec *Request) {
+// limit answers 429 and reports true while the rate limit of
+// [Options.RateLimit] lasts.
+func (s *Server) limit(w http.ResponseWriter, rec *Request) bool {
 	s.mu.Lock()
 	limited := s.limited < s.opts.RateLimit
 	if limited {
@@ -290,11 +319,56 @@ func (s *Server) chatCompletion(w http.ResponseWriter, rec *Request) {
 	s.mu.Unlock()
 	if limited {
 		w.Header().Set("Retry-After", strconv.Itoa(s.opts.RetryAfter))
-		s.answerError(w, rec, http.StatusTooManyRequests, "requests", "rate_limit_exceeded",
+		typ := "requests"
+		if isAnthropic(rec.Path) {
+			typ = "rate_limit_error"
+		}
+		s.answerError(w, rec, http.StatusTooManyRequests, typ, "rate_limit_exceeded",
 			"Rate limit reached for the scripted model. Please try again after the Retry-After delay.")
+	}
+	return limited
+}
+
+// step matches a request that ends as conv says against the script and
+// returns the step that answers it with a completion's sequence number, or
+// answers the request itself (a mismatch, or a step that fails) and
+// returns -1.
+func (s *Server) step(w http.ResponseWriter, rec *Request, conv *conversation, stream bool) (int, int) {
+	s.mu.Lock()
+	s.chats++
+	n := s.chats
+	step, miss := s.match(conv, n)
+	if miss == "" {
+		s.seq++
+	}
+	seq := s.seq
+	s.mu.Unlock()
+	if miss != "" {
+		s.answerError(w, rec, http.StatusBadRequest, "invalid_request_error", "script_mismatch", miss)
+		return -1, 0
+	}
+	rec.Step = step
+	reply := &s.script.Steps[step].Reply
+	if e := reply.Error; e != nil {
+		status := e.Status
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+		s.answerError(w, rec, status, e.Type, e.Code, e.Message)
+		return -1, 0
+	}
+	if reply.StreamError != "" && !stream {
+		s.answerError(w, rec, http.StatusInternalServerError, "", "", reply.StreamError)
+		return -1, 0
+	}
+	s.record(rec, http.StatusOK)
+	return step, seq
+}
+
+func (s *Server) chatCompletion(w http.ResponseWriter, rec *Request) {
+	if s.limit(w, rec) {
 		return
 	}
-
 	var req ChatRequest
 	if err := json.Unmarshal(rec.Body, &req); err != nil {
 		s.answerError(w, rec, http.StatusBadRequest, "invalid_request_error", "",
@@ -307,40 +381,11 @@ func (s *Server) chatCompletion(w http.ResponseWriter, rec *Request) {
 		s.answerError(w, rec, http.StatusBadRequest, "invalid_request_error", "", msg)
 		return
 	}
-
-	s.mu.Lock()
-	s.chats++
-	n := s.chats
-	step, miss := s.match(conv, n)
-	if miss == "" {
-		s.seq++
-	}
-	id := "chatcmpl-scripted-" + strconv.Itoa(s.seq)
-	s.mu.Unlock()
-	if miss != "" {
-		s.answerError(w, rec, http.StatusBadRequest, "invalid_request_error", "script_mismatch", miss)
+	step, seq := s.step(w, rec, conv, req.Stream)
+	if step < 0 {
 		return
 	}
-	rec.Step = step
-	reply := &s.script.Steps[step].Reply
-	if e := reply.Error; e != nil {
-		status, typ := e.Status, e.Type
-		if status == 0 {
-			status = http.StatusInternalServerError
-		}
-		if typ == "" {
-			typ = "server_error"
-		}
-		s.answerError(w, rec, status, typ, e.Code, e.Message)
-		return
-	}
-	if reply.StreamError != "" && !req.Stream {
-		s.answerError(w, rec, http.StatusInternalServerError, "server_error", "", reply.StreamError)
-		return
-	}
-	s.record(rec, http.StatusOK)
-
-	a := s.answer(&req, rec.Body, step, id)
+	a := s.answer(req.Model, rec.Body, step, "chatcmpl-scripted-"+strconv.Itoa(seq))
 	if req.Stream {
 		a.stream(w, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	} else {
