@@ -75,9 +75,9 @@
 // bytes a token of the request body and of the reply.
 //
 // A reply may instead be a failure: "error": {"status", "type", "code",
-// "message"} answers with that HTTP error in OpenAI's error shape (status
-// defaults to 500, type to "server_error"); a client that retries it sends
-// its retry to the next step. "stream_error": "message" streams the text
+// "message"} answers with that HTTP error in the API's error shape (status
+// defaults to 500, type to one chosen from the status); a client that
+// retries it sends its retry to the next step. "stream_error": "message" streams the text
 // and tool calls, then an error event instead of the finish, usage and
 // [DONE] (a request that is not streamed gets a 500 with the message).
 //

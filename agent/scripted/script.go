@@ -82,7 +82,9 @@ type Reply struct {
 type ErrorReply struct {
 	// Status is the HTTP status, 400 to 599; zero means 500.
 	Status int `json:"status,omitempty"`
-	// Type is the error's type; empty means "server_error".
+	// Type is the error's type; empty chooses one from the status
+	// ("invalid_request_error" or "server_error" for OpenAI, Anthropic's
+	// type for the status on /v1/messages).
 	Type string `json:"type,omitempty"`
 	// Code is the error's code; empty sends null.
 	Code string `json:"code,omitempty"`
