@@ -77,9 +77,10 @@
 // A reply may instead be a failure: "error": {"status", "type", "code",
 // "message"} answers with that HTTP error in the API's error shape (status
 // defaults to 500, type to one chosen from the status); a client that
-// retries it sends its retry to the next step. "stream_error": "message" streams the text
-// and tool calls, then an error event instead of the finish, usage and
-// [DONE] (a request that is not streamed gets a 500 with the message).
+// retries it sends its retry to the next step. "stream_error": "message"
+// streams the text and tool calls, then an error event instead of the
+// finish, usage and [DONE] (a request that is not streamed gets a 500 with
+// the message).
 //
 // A step with "repeat": true answers every request it matches; the script
 // moves past it when a request does not match it but matches the next step.
