@@ -274,21 +274,9 @@ type bareClient struct {
 }
 
 func startBare(ctx context.Context, exe string, args []string) (*bareClient, error) {
-	cmd := exec.Command(exe, args...)
-	cmd.SysProcAttr = childAttr()
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	in, err := cmd.StdinPipe()
+	cmd, in, out, release, err := startPiped(exe, args, []string{"GORACE=atexit_sleep_ms=0"}, "the bare echo server")
 	if err != nil {
 		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	release, err := startChild(cmd.Start)
-	if err != nil {
-		release()
-		return nil, fmt.Errorf("starting the bare echo server %s: %w", exe, err)
 	}
 	c := &bareClient{cmd: cmd, release: release, in: in, conn: jsonrpc.NewConn(out, in, jsonrpc.Options{Closer: in})}
 	err = c.conn.Call(ctx, yep.MethodInitialize, yep.InitializeParams{ProtocolVersion: yep.ProtocolVersion, Capabilities: yep.Capabilities{yep.CapCancel}}, nil)

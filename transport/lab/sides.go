@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -73,20 +74,9 @@ type floorClient struct {
 }
 
 func startFloor(ctx context.Context, exe string, args []string) (*floorClient, error) {
-	cmd := exec.Command(exe, args...)
-	cmd.SysProcAttr = childAttr()
-	in, err := cmd.StdinPipe()
+	cmd, in, out, release, err := startPiped(exe, args, nil, "the floor server")
 	if err != nil {
 		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	release, err := startChild(cmd.Start)
-	if err != nil {
-		release()
-		return nil, fmt.Errorf("starting the floor server %s: %w", exe, err)
 	}
 	c := &floorClient{cmd: cmd, release: release, in: in, out: bufio.NewReaderSize(out, 64<<10), waiting: map[int64]chan error{}}
 	if err := c.call(ctx, newPayload(5), 1); err != nil {
@@ -257,4 +247,26 @@ func (c *stackClient) close() error {
 	c.conn.Close()
 	c.conn.Wait()
 	return c.inst.Stop(5 * time.Second)
+}
+
+// startPiped starts exe as a child of the lab with pipes to its stdin and
+// from its stdout; env, if set, is added to the lab's environment. what
+// names the server in an error.
+func startPiped(exe string, args, env []string, what string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, release func(), err error) {
+	cmd = exec.Command(exe, args...)
+	cmd.SysProcAttr = childAttr()
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if in, err = cmd.StdinPipe(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if out, err = cmd.StdoutPipe(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if release, err = startChild(cmd.Start); err != nil {
+		release()
+		return nil, nil, nil, nil, fmt.Errorf("starting %s %s: %w", what, exe, err)
+	}
+	return cmd, in, out, release, nil
 }
