@@ -79,6 +79,9 @@ func (p *AnthropicProvider) Stream(ctx context.Context, req Request, onDelta fun
 		case "message_stop":
 			stopped = true
 		}
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("provider: %s: %w", p.name, err)
+		}
 	}
 	if err := stream.Err(); err != nil {
 		var apiErr *anthropic.Error

@@ -85,6 +85,9 @@ func (p *OpenAIProvider) Stream(ctx context.Context, req Request, onDelta func(D
 		if tc, ok := acc.JustFinishedToolCall(); ok {
 			emit(tc.Index, tc.ID, tc.Name, tc.Arguments)
 		}
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("provider: %s: %w", p.name, err)
+		}
 	}
 	if err := stream.Err(); err != nil {
 		if chunks > 0 {

@@ -37,6 +37,8 @@ type Provider interface {
 	// delta, in order, on the calling goroutine, before returning. The
 	// Result is the whole turn. On error the Result holds what was
 	// received before the failure, with FinishReason [FinishError].
+	// Cancelling ctx ends the stream: no delta follows the one being
+	// delivered, and the error wraps ctx's.
 	Stream(ctx context.Context, req Request, onDelta func(Delta)) (Result, error)
 }
 

@@ -10,10 +10,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
 
 	"yolop.dev/agent/provider"
 	"yolop.dev/agent/scripted"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // noEnv keeps the process environment out of a test.
 func noEnv(string) string { return "" }
@@ -384,4 +389,35 @@ func TestKeyNeverInErrors(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestNoKey: with no key anywhere (a local server), requests carry none.
+func TestNoKey(t *testing.T) {
+	const script = `{"steps": [{"when": {"any": true}, "reply": {"text": "ok"}}]}`
+	each(t, script, scripted.Options{}, provider.Options{}, func(t *testing.T, p provider.Provider, srv *scripted.Server) {
+		if _, _, err := collect(t, p, user("hi")); err != nil {
+			t.Fatal(err)
+		}
+		h := srv.Requests()[0].Header
+		if v := h.Get("Authorization") + h.Get("X-Api-Key"); v != "" {
+			t.Errorf("credentials sent: %q", v)
+		}
+	})
+}
+
+// TestCancel: cancelling the context mid-stream ends Stream with the
+// context's error and what was received so far.
+func TestCancel(t *testing.T) {
+	const script = `{"steps": [{"when": {"any": true}, "reply": {"text": "one two three four five six"}}]}`
+	each(t, script, scripted.Options{}, provider.Options{}, func(t *testing.T, p provider.Provider, srv *scripted.Server) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		res, err := p.Stream(ctx, user("hi"), func(provider.Delta) { cancel() })
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if res.Text == "" || res.Text == "one two three four five six" || res.FinishReason != provider.FinishError {
+			t.Errorf("result = %+v, want part of the text", res)
+		}
+	})
 }
