@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -66,7 +67,7 @@ func (p *base) classify(f apiFailure) *Error {
 	e := &Error{Provider: p.name, Status: f.status, Code: f.code, RetryAfter: f.retryAfter}
 	status := fmt.Sprintf("%d %s", f.status, http.StatusText(f.status))
 	detail := ""
-	if m := p.scrub(strings.TrimSpace(f.message)); m != "" {
+	if m := strings.TrimRight(p.scrub(strings.TrimSpace(f.message)), "."); m != "" {
 		detail = ": " + clip(m)
 	}
 	switch {
@@ -83,13 +84,13 @@ func (p *base) classify(f apiFailure) *Error {
 	case f.status == http.StatusTooManyRequests:
 		e.Kind = ErrRateLimited
 		wait := "wait a moment"
-		if f.retryAfter != "" {
-			wait = "the provider asks to wait " + retryAfterText(f.retryAfter)
+		if f.retryAfter != "" && f.retryAfter != "0" {
+			wait = "wait " + retryAfterText(f.retryAfter) + " as its Retry-After asks"
 		}
-		e.Msg = fmt.Sprintf("the %s API is rate-limiting requests (429) after %d attempts; %s and try again, or check the account's limits%s", p.name, p.attempts(), wait, detail)
+		e.Msg = fmt.Sprintf("the %s API is rate-limiting requests (429%s) after %s; %s, then try again, or check the account's limits", p.name, detail, p.attempts(), wait)
 	case f.status >= 500:
 		e.Kind = ErrServer
-		e.Msg = fmt.Sprintf("the provider failed (%s) after %d attempts; try again%s", status, p.attempts(), detail)
+		e.Msg = fmt.Sprintf("the %s provider failed (%s%s) after %s; try again", p.name, status, detail, p.attempts())
 	default:
 		e.Kind = ErrBadRequest
 		e.Msg = fmt.Sprintf("the %s API refused the request (%s)%s", p.name, status, detail)
@@ -115,11 +116,12 @@ func isContextTooLong(f apiFailure) bool {
 	return false
 }
 
+// retryAfterText is a Retry-After value, seconds or an HTTP date, as text.
 func retryAfterText(v string) string {
-	if _, err := fmt.Sscanf(v, "%d", new(int)); err == nil && !strings.ContainsAny(v, " ,:") {
-		return v + "s (Retry-After)"
+	if _, err := strconv.Atoi(v); err == nil {
+		return v + "s"
 	}
-	return "until " + v + " (Retry-After)"
+	return "until " + v
 }
 
 // dropped is the error of a stream that broke off after res was received.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 )
@@ -61,5 +62,10 @@ func resolve(name string, o Options, keyEnv, urlEnv, defaultURL string) base {
 	return b
 }
 
-// attempts is how many requests a failure took.
-func (p *base) attempts() int { return p.retries + 1 }
+// attempts says how many requests a failure took.
+func (p *base) attempts() string {
+	if p.retries == 0 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", p.retries+1)
+}

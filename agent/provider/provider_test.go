@@ -268,13 +268,13 @@ var failures = []failure{
 		says: []string{"no API key is set; set "}, answers: []int{401}},
 	{name: "429 exhausted", script: `{"steps": [{"when": {"any": true}, "reply": {"text": "ok"}}]}`,
 		sopts: scripted.Options{RateLimit: 3}, popts: provider.Options{MaxRetries: 2}, want: provider.ErrRateLimited,
-		says: []string{"rate-limiting requests (429) after 3 attempts", "0s (Retry-After)"}, answers: []int{429, 429, 429}},
+		says: []string{"rate-limiting requests (429: Rate limit reached", ") after 3 attempts; wait a moment, then try again"}, answers: []int{429, 429, 429}},
 	{name: "429 retry-after", script: `{"steps": [{"when": {"any": true}, "reply": {"text": "ok"}}]}`,
 		sopts: scripted.Options{RateLimit: 1, RetryAfter: 17}, popts: provider.Options{MaxRetries: -1}, want: provider.ErrRateLimited,
-		says: []string{"after 1 attempts", "wait 17s (Retry-After)"}, answers: []int{429}},
+		says: []string{") after 1 attempt; wait 17s as its Retry-After asks, then try again"}, answers: []int{429}},
 	{name: "503", script: `{"steps": [{"when": {"any": true}, "repeat": true, "reply": {"error": {"status": 503, "message": "overloaded, sorry"}}}]}`,
 		popts: provider.Options{MaxRetries: 1}, want: provider.ErrServer,
-		says: []string{"the provider failed (503 Service Unavailable) after 2 attempts; try again", "overloaded, sorry"}, answers: []int{503, 503}},
+		says: []string{"provider failed (503 Service Unavailable: overloaded, sorry) after 2 attempts; try again"}, answers: []int{503, 503}},
 	{name: "context too long", only: "openai",
 		script: `{"steps": [{"when": {"any": true}, "reply": {"error": {"status": 400, "type": "invalid_request_error", "code": "context_length_exceeded", "message": "too many tokens"}}}]}`,
 		want:   provider.ErrContextTooLong, says: []string{"too long for the model's context window", "too many tokens"}, answers: []int{400}},
@@ -304,6 +304,7 @@ func TestFailures(t *testing.T) {
 					if !errors.Is(err, f.want) {
 						t.Fatalf("err = %v, want %v", err, f.want)
 					}
+					t.Log(err)
 					var pe *provider.Error
 					if !errors.As(err, &pe) || pe.Provider != k.name {
 						t.Fatalf("err = %#v, want a *provider.Error from %s", err, k.name)
@@ -420,4 +421,30 @@ func TestCancel(t *testing.T) {
 			t.Errorf("result = %+v, want part of the text", res)
 		}
 	})
+}
+
+// TestUnreachable: a base URL nothing listens on gives ErrUnreachable
+// naming the URL and the variable to check.
+func TestUnreachable(t *testing.T) {
+	srv := serve(t, `{"steps": [{"when": {"any": true}, "reply": {"text": "ok"}}]}`, scripted.Options{})
+	url := srv.URL()
+	srv.Close()
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			p := k.new(url, provider.Options{MaxRetries: -1, APIKey: "sk-canary-unreachable", Getenv: noEnv})
+			_, _, err := collect(t, p, user("hi"))
+			if !errors.Is(err, provider.ErrUnreachable) {
+				t.Fatalf("err = %v, want ErrUnreachable", err)
+			}
+			t.Log(err)
+			for _, s := range []string{"could not reach the " + k.name + " API at " + url, "check the base URL"} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not say %q", err, s)
+				}
+			}
+			if strings.Contains(err.Error(), "sk-canary-unreachable") {
+				t.Errorf("the key appears in %q", err)
+			}
+		})
+	}
 }
