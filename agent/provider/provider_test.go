@@ -122,16 +122,26 @@ func TestStreamText(t *testing.T) {
 }
 
 const toolScript = `{"steps": [
-	{"when": {"user": "time"}, "reply": {"text": "Checking.", "tool_calls": [
+	{"when": {"user": "time", "offered": ["clock", "count"]}, "reply": {"text": "Checking.", "tool_calls": [
 		{"name": "clock", "arguments": {"zone": "Europe/Paris", "format": "a fairly long format string that is split"}},
 		{"name": "count", "arguments": {"to": 3, "step": [1, 2, 3]}}
 	]}},
 	{"when": {"tool_result": {"tool": "clock", "contains": "noon"}}, "reply": {"text": "It is noon."}}
 ]}`
 
+// toolRequest offers the tools toolScript's first step wants offered.
+func toolRequest() provider.Request {
+	req := user("what time is it")
+	req.Tools = []provider.Tool{
+		{Name: "clock", Description: "Tells the time.", InputSchema: json.RawMessage(`{"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"], "additionalProperties": false}`)},
+		{Name: "count"},
+	}
+	return req
+}
+
 func TestParallelToolCalls(t *testing.T) {
 	each(t, toolScript, scripted.Options{}, provider.Options{}, func(t *testing.T, p provider.Provider, srv *scripted.Server) {
-		ds, res, err := collect(t, p, user("what time is it"))
+		ds, res, err := collect(t, p, toolRequest())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,12 +168,34 @@ func TestParallelToolCalls(t *testing.T) {
 		if res.Text != "Checking." || res.FinishReason != provider.FinishToolCalls {
 			t.Errorf("text %q finish %q", res.Text, res.FinishReason)
 		}
+		// The schema went whole: properties, required and the rest.
+		var sent struct {
+			Tools []struct {
+				InputSchema json.RawMessage `json:"input_schema"`
+				Function    struct {
+					Description string          `json:"description"`
+					Parameters  json.RawMessage `json:"parameters"`
+				} `json:"function"`
+				Description string `json:"description"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(srv.Requests()[0].Body, &sent); err != nil || len(sent.Tools) != 2 {
+			t.Fatalf("tools sent: %v %s", err, srv.Requests()[0].Body)
+		}
+		schema, desc := sent.Tools[0].InputSchema, sent.Tools[0].Description
+		if schema == nil {
+			schema, desc = sent.Tools[0].Function.Parameters, sent.Tools[0].Function.Description
+		}
+		want0 := json.RawMessage(`{"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"], "additionalProperties": false}`)
+		if !cmp.Equal(want0, schema, jsonEq) || desc != "Tells the time." {
+			t.Errorf("clock sent with schema %s, description %q", schema, desc)
+		}
 	})
 }
 
 func TestToolResultFollowUp(t *testing.T) {
 	each(t, toolScript, scripted.Options{}, provider.Options{}, func(t *testing.T, p provider.Provider, srv *scripted.Server) {
-		req := user("what time is it")
+		req := toolRequest()
 		_, first, err := collect(t, p, req)
 		if err != nil {
 			t.Fatal(err)
