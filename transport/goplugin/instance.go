@@ -102,8 +102,11 @@ func (i *Instance) Stop(grace time.Duration) error {
 // is reaped and every goroutine of the instance has finished.
 func (i *Instance) Kill() error {
 	i.killed.Store(true)
-	i.cancel()
+	// The signal goes first: cancelling the stream first let a plugin see
+	// its stream end and exit 0 before SIGKILL reached it, and Kill then
+	// reported a clean exit (a CI run caught it in the conformance suite).
 	_ = i.proc.Kill()
+	i.cancel()
 	return i.end.finish()
 }
 
