@@ -90,10 +90,10 @@ func (p *OpenAIProvider) Stream(ctx context.Context, req Request, onDelta func(D
 		}
 	}
 	if err := stream.Err(); err != nil {
-		if chunks > 0 {
+		var streamErr *ssestream.StreamError
+		if chunks > 0 || errors.As(err, &streamErr) {
 			why := "the connection failed"
 			var apiErr *openai.Error
-			var streamErr *ssestream.StreamError
 			if errors.As(err, &apiErr) {
 				why = "the server sent an error"
 				if apiErr.Message != "" {

@@ -480,3 +480,29 @@ func TestUnreachable(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrent: one provider streams several turns at once.
+func TestConcurrent(t *testing.T) {
+	const script = `{"steps": [{"when": {"any": true}, "repeat": true, "reply": {"text": "same answer for all"}}]}`
+	each(t, script, scripted.Options{}, provider.Options{}, func(t *testing.T, p provider.Provider, srv *scripted.Server) {
+		const n = 4
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				res, err := p.Stream(context.Background(), user("hi"), nil)
+				if err == nil && res.Text != "same answer for all" {
+					err = fmt.Errorf("text %q", res.Text)
+				}
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		if got := len(srv.Requests()); got != n {
+			t.Errorf("server got %d requests, want %d", got, n)
+		}
+	})
+}
