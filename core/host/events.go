@@ -225,13 +225,11 @@ func (s *Session) Flush(ctx context.Context) error {
 // backlog was full.
 func (s *Session) EventsDropped() int64 { return s.dropped.Load() }
 
-// subscribed reports whether anything reads the session's events: a
-// subscriber, or a trace-declaring extension.
-func (s *Session) subscribed() bool {
+// hasSubscribers reports whether a subscriber reads the session's events.
+func (s *Session) hasSubscribers() bool {
 	s.subMu.Lock()
-	n := len(s.subs)
-	s.subMu.Unlock()
-	return n > 0 || s.traced()
+	defer s.subMu.Unlock()
+	return len(s.subs) > 0
 }
 
 // closeSubscriptions delivers what is queued and ends every subscription.

@@ -356,7 +356,10 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		tool.turn.traceID = NewTraceID()
 	}
 	tool.parent = TraceParent(tool.turn.traceID, tool.spanID, traced)
-	if s.subscribed() {
+	// Events are built only when something reads them: a subscriber or a
+	// trace-declaring extension. The call's hooks go by the same answer.
+	tool.observed = traced || s.hasSubscribers()
+	if tool.observed {
 		start := time.Now()
 		ext := ""
 		if e, ok := t.cap.(*Extension); ok {
@@ -416,9 +419,10 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 
 // toolSpan is the host's span of one tool call.
 type toolSpan struct {
-	turn   turnSpan // the trace, and the turn's span when in a turn
-	spanID string
-	parent string // the traceparent servers get
+	turn     turnSpan // the trace, and the turn's span when in a turn
+	spanID   string
+	parent   string // the traceparent servers get
+	observed bool   // the call's events have a reader
 }
 
 func (t toolSpan) event(typ string, turn int, data any) Event {

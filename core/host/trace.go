@@ -198,7 +198,7 @@ type turnSpan struct {
 // span of its own, child of the call's tool span, with the hook's event,
 // extension, decision ("error" when the hook failed) and duration.
 func (s *Session) fireHook(ctx context.Context, h hookTarget, tool toolSpan, turn int, p yep.HookFireParams) (yep.HookFireResult, error) {
-	if !s.subscribed() {
+	if !tool.observed {
 		return h.cap.FireHook(ctx, h.sub, p)
 	}
 	start := time.Now()
