@@ -696,21 +696,19 @@ func (r recorder) FireHook(ctx context.Context, sub HookGrant, p yep.HookFirePar
 	return yep.HookFireResult{Decision: "allow"}, nil
 }
 
-// checkPrompts checks the prompts of successive turns: the base and the
-// environment-context tag are a byte-stable prefix, the static
-// contribution is in each, and turn i holds dynamic[i].
+// checkPrompts checks the prompts of successive turns: the base, the
+// static contribution and the environment-context tag are a byte-stable
+// prefix, and turn i holds dynamic[i] inside the trailing segment.
 func checkPrompts(t *testing.T, base string, prompts, dynamic []string) {
 	t.Helper()
-	prefix := base + "\n\n<" + EnvironmentContextTag + ">"
+	prefix := base + "\n\n<capability name=\"ext:stat\">\nalways the same\n</capability>\n\n<" + EnvironmentContextTag + ">\n"
 	for i, p := range prompts {
 		if !strings.HasPrefix(p, prefix) {
 			t.Fatalf("turn %d: stable prefix lost: %q", i+1, p)
 		}
-		if !strings.Contains(p, "always the same") {
-			t.Fatalf("turn %d: static contribution missing", i+1)
-		}
-		if !strings.Contains(p, dynamic[i]) {
-			t.Fatalf("turn %d prompt %q lacks %q", i+1, p, dynamic[i])
+		tail := p[len(prefix):]
+		if !strings.Contains(tail, dynamic[i]) || !strings.HasSuffix(tail, "</"+EnvironmentContextTag+">") {
+			t.Fatalf("turn %d: segment %q lacks %q", i+1, tail, dynamic[i])
 		}
 	}
 }

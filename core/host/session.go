@@ -351,7 +351,7 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	}
 
 	traced := s.traced()
-	tool := toolSpan{turn: span, spanID: NewSpanID()}
+	tool := toolSpan{turn: span, spanID: NewSpanID(), under: parentSpan(ctx)}
 	if tool.turn.traceID == "" {
 		tool.turn.traceID = NewTraceID()
 	}
@@ -421,12 +421,16 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 type toolSpan struct {
 	turn     turnSpan // the trace, and the turn's span when in a turn
 	spanID   string
+	under    string // the span the call is a child of, when not the turn's
 	parent   string // the traceparent servers get
 	observed bool   // the call's events have a reader
 }
 
 func (t toolSpan) event(typ string, turn int, data any) Event {
 	ev := Event{Type: typ, TraceID: t.turn.traceID, SpanID: t.spanID, ParentID: t.turn.spanID, Data: data}
+	if t.under != "" && t.turn.spanID != "" {
+		ev.ParentID = t.under
+	}
 	if t.turn.spanID != "" {
 		ev.TurnID = fmt.Sprint(turn)
 	}
@@ -625,6 +629,20 @@ func (s *Session) EndTurn() {
 	s.Emit(ev)
 }
 
+type parentSpanKey struct{}
+
+// WithParentSpan returns a context under which [Session.CallTool] makes
+// the call's span a child of spanID (a span of the turn in progress, such
+// as the agent loop's act span) instead of the turn's root span.
+func WithParentSpan(ctx context.Context, spanID string) context.Context {
+	return context.WithValue(ctx, parentSpanKey{}, spanID)
+}
+
+func parentSpan(ctx context.Context) string {
+	id, _ := ctx.Value(parentSpanKey{}).(string)
+	return id
+}
+
 // TurnSpan returns the W3C trace id and root span id of the turn in
 // progress, or empty strings between turns. An agent loop that traces its
 // own events (reason.*, act.*, llm.generation) can make them children of
@@ -668,14 +686,32 @@ func (s *Session) Reload(ctx context.Context, name string) error {
 	return e.Reload(ctx)
 }
 
-// EnvironmentContextTag wraps extension prompt contributions at the end of
-// the system prompt.
+// EnvironmentContextTag wraps the dynamic prompt contributions at the end
+// of the system prompt.
 const EnvironmentContextTag = "environment_context"
 
-// SystemPrompt returns base followed by the trailing environment-context
-// segment holding every capability's contribution for the current turn.
-// Everything before the segment is byte-identical across turns, so provider
-// prompt caches keep hitting while dynamic contributions change.
+// A DynamicPrompter is a [Capability] that says whether its prompt
+// contribution may change from turn to turn. [Session.SystemPrompt] puts a
+// capability that does not implement it, or answers false, in the stable
+// prefix.
+type DynamicPrompter interface {
+	DynamicPrompt() bool
+}
+
+// DynamicPrompt implements [DynamicPrompter]: true when the approved grant
+// lets the server recompute its contribution each turn.
+func (e *Extension) DynamicPrompt() bool {
+	c := e.current()
+	return c != nil && c.dynamic
+}
+
+// SystemPrompt returns the system prompt of the current turn: base, then
+// the static contributions, then the trailing environment-context segment
+// holding the dynamic ones. Each contribution is wrapped in a
+// <capability name="…"> element, in harness order. Everything before the
+// segment is byte-identical across turns while the set of capabilities and
+// their static texts stay the same, so provider prompt caches keep hitting
+// while dynamic contributions change.
 func (s *Session) SystemPrompt(ctx context.Context, base string) string {
 	s.mu.Lock()
 	caps := slices.Clone(s.caps)
@@ -696,17 +732,24 @@ func (s *Session) SystemPrompt(ctx context.Context, base string) string {
 		}()
 	}
 	wg.Wait()
-	var b strings.Builder
-	b.WriteString(base)
-	var seg strings.Builder
+	var static, dynamic strings.Builder
 	for i, p := range parts {
 		if p == "" {
 			continue
 		}
-		fmt.Fprintf(&seg, "<capability name=%q>\n%s\n</capability>\n", caps[i].Name(), p)
+		seg := &static
+		if d, ok := caps[i].(DynamicPrompter); ok && d.DynamicPrompt() {
+			seg = &dynamic
+		}
+		fmt.Fprintf(seg, "<capability name=%q>\n%s\n</capability>\n", caps[i].Name(), p)
 	}
-	if seg.Len() > 0 {
-		fmt.Fprintf(&b, "\n\n<%s>\n%s</%s>", EnvironmentContextTag, seg.String(), EnvironmentContextTag)
+	var b strings.Builder
+	b.WriteString(base)
+	if static.Len() > 0 {
+		fmt.Fprintf(&b, "\n\n%s", strings.TrimSuffix(static.String(), "\n"))
+	}
+	if dynamic.Len() > 0 {
+		fmt.Fprintf(&b, "\n\n<%s>\n%s</%s>", EnvironmentContextTag, dynamic.String(), EnvironmentContextTag)
 	}
 	return b.String()
 }

@@ -26,6 +26,9 @@ const (
 	EventExtensionStarted   = "extension.started"
 	EventExtensionDegraded  = "extension.degraded"
 	EventExtensionRestarted = "extension.restarted"
+	// EventTextDelta is the next piece of the model's reply as it streams
+	// (emitted by the agent loop above the host).
+	EventTextDelta = "text.delta"
 )
 
 // An EventInfo describes one event type: the Go type of its data, and
@@ -53,6 +56,7 @@ var Events = []EventInfo{
 	{TraceLLMGeneration, typeOf[LLMGenerationData](), true, "One model generation: a single event, not a pair."},
 	{TraceHookFired, typeOf[HookFiredData](), true, "One hook/fire of a tool call answered or failed."},
 	{EventToolUpdate, typeOf[ToolUpdateData](), false, "A tool call streamed output or progress."},
+	{EventTextDelta, typeOf[TextDeltaData](), false, "The model's reply streamed another piece of text (emitted by the agent loop)."},
 	{EventStatusChanged, typeOf[StatusChangedData](), false, "An extension set or cleared its status text."},
 	{EventConfigChanged, typeOf[ConfigChangedData](), false, "An extension's config changed while the session ran."},
 	{EventWarning, typeOf[WarningData](), false, "A warning for the user, reported once."},
@@ -173,16 +177,19 @@ type HookFiredData struct {
 // OpenTelemetry's GenAI attributes.
 type LLMGenerationData struct {
 	// Operation is the GenAI operation name; chat when empty.
-	Operation     string   `json:"operation,omitempty"`
-	Model         string   `json:"model,omitempty"`
-	ResponseModel string   `json:"response_model,omitempty"`
-	Provider      string   `json:"provider,omitempty"`
-	ResponseID    string   `json:"response_id,omitempty"`
-	InputTokens   int64    `json:"input_tokens,omitempty"`
-	OutputTokens  int64    `json:"output_tokens,omitempty"`
-	FinishReasons []string `json:"finish_reasons,omitempty"`
-	DurationMS    float64  `json:"duration_ms,omitempty"`
-	Error         string   `json:"error,omitempty"`
+	Operation     string `json:"operation,omitempty"`
+	Model         string `json:"model,omitempty"`
+	ResponseModel string `json:"response_model,omitempty"`
+	Provider      string `json:"provider,omitempty"`
+	ResponseID    string `json:"response_id,omitempty"`
+	// InputTokens counts the whole prompt; CachedInputTokens the part of
+	// it read from the provider's prompt cache.
+	InputTokens       int64    `json:"input_tokens,omitempty"`
+	CachedInputTokens int64    `json:"cached_input_tokens,omitempty"`
+	OutputTokens      int64    `json:"output_tokens,omitempty"`
+	FinishReasons     []string `json:"finish_reasons,omitempty"`
+	DurationMS        float64  `json:"duration_ms,omitempty"`
+	Error             string   `json:"error,omitempty"`
 }
 
 // StatusChangedData is the data of status.changed.
@@ -200,6 +207,11 @@ type ConfigChangedData struct {
 	Restarted bool `json:"restarted,omitempty"`
 	// Error says why the new config was not applied; the old one stays.
 	Error string `json:"error,omitempty"`
+}
+
+// TextDeltaData is the data of text.delta.
+type TextDeltaData struct {
+	Text string `json:"text"`
 }
 
 // WarningData is the data of warning.
