@@ -617,14 +617,25 @@ func (s *Session) applyPending(ctx context.Context) {
 
 // EndTurn traces turn.completed and closes the turn's trace: tool calls
 // until the next [Session.BeginTurn] get traces of their own.
-func (s *Session) EndTurn() {
+func (s *Session) EndTurn() { s.FinishTurn(nil) }
+
+// FinishTurn ends the current turn as [Session.EndTurn] does; a non-nil
+// err is the turn's failure, which turn.completed reports.
+func (s *Session) FinishTurn(err error) {
 	s.mu.Lock()
 	turn, span := s.turn, s.span
 	s.span = turnSpan{}
 	s.mu.Unlock()
 	ev := Event{Type: yep.TraceTurnCompleted, TurnID: fmt.Sprint(turn), TraceID: span.traceID, SpanID: span.spanID}
-	if !span.start.IsZero() {
-		ev.Data = yep.PhaseData{DurationMS: float64(time.Since(span.start).Microseconds()) / 1000}
+	if !span.start.IsZero() || err != nil {
+		d := yep.PhaseData{}
+		if !span.start.IsZero() {
+			d.DurationMS = float64(time.Since(span.start).Microseconds()) / 1000
+		}
+		if err != nil {
+			d.Error = err.Error()
+		}
+		ev.Data = d
 	}
 	s.Emit(ev)
 }

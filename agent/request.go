@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"strconv"
+
+	"yolop.dev/agent/provider"
+)
+
+// Elided replaces the content of a tool result the context window had no
+// more room for.
+const Elided = "[output elided: the conversation outgrew the model's context window; call the tool again if it is still needed]"
+
+// Request returns the next model request of the turn in progress: the
+// turn's system prompt, the tools (every tool the session does not defer,
+// in the session's order, then the deferred tools tool_search found, in
+// the order found) and the conversation.
+//
+// Before it returns, the conversation is fitted to the context window:
+// what the request sends (system prompt, tool definitions and messages,
+// counted with [Options.Count]) must leave room for a reply of
+// [Options.MaxTokens] ([provider.DefaultMaxTokens] when zero). While it
+// does not:
+//
+//  1. the oldest tool result not yet elided is replaced by [Elided],
+//     except the results the model has not seen yet (those after its
+//     last reply);
+//  2. when no such result is left, the oldest earlier turn is dropped
+//     whole (its user message, replies and results), never the turn in
+//     progress.
+//
+// What is elided or dropped stays so, so the requests that follow share
+// their prefix again. If the turn in progress alone does not fit, the
+// request goes as it is and the provider's context-too-long error (see
+// [provider.ErrContextTooLong]) makes the loop retry once with half the
+// room, then ends the turn.
+func (a *Agent) Request() provider.Request {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	tools, toolTokens := a.toolsLocked()
+	a.fitLocked(a.room() - a.o.Count(a.system) - toolTokens)
+	msgs := make([]provider.Message, len(a.history))
+	for i, e := range a.history {
+		msgs[i] = e.msg
+	}
+	return provider.Request{Model: a.o.Model, System: a.system, Messages: msgs, Tools: tools, MaxTokens: a.o.MaxTokens}
+}
+
+// room is the context window less the reply's reserve.
+func (a *Agent) room() int {
+	reserve := a.o.MaxTokens
+	if reserve <= 0 {
+		reserve = provider.DefaultMaxTokens
+	}
+	return a.o.ContextWindow - reserve
+}
+
+// compact makes room after a context-too-long answer: it fits the
+// conversation into half the room.
+func (a *Agent) compact() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, toolTokens := a.toolsLocked()
+	a.fitLocked((a.room() - a.o.Count(a.system) - toolTokens) / 2)
+}
+
+// toolsLocked returns the tools a request offers and what they cost.
+func (a *Agent) toolsLocked() ([]provider.Tool, int) {
+	infos := a.o.Session.Tools()
+	var out []provider.Tool
+	cost := 0
+	add := func(t provider.Tool) {
+		key := t.Name + "\x00" + strconv.Itoa(len(t.InputSchema)) + "\x00" + strconv.Itoa(len(t.Description))
+		n, ok := a.tools[key]
+		if !ok {
+			n = a.o.Count(t.Name) + a.o.Count(t.Description) + a.o.Count(string(t.InputSchema)) + messageOverhead
+			a.tools[key] = n
+		}
+		cost += n
+		out = append(out, t)
+	}
+	deferred := map[string]provider.Tool{}
+	for _, ti := range infos {
+		t := provider.Tool{Name: ti.Name, Description: ti.Def.Description, InputSchema: ti.Def.InputSchema}
+		if ti.Deferred {
+			deferred[ti.Name] = t
+			continue
+		}
+		add(t)
+	}
+	for _, name := range a.found {
+		if t, ok := deferred[name]; ok {
+			add(t)
+		}
+	}
+	return out, cost
+}
+
+// fitLocked elides and drops by the rule of [Agent.Request] until the
+// messages cost at most room.
+func (a *Agent) fitLocked(room int) {
+	total := 0
+	for _, e := range a.history {
+		total += e.tokens
+	}
+	if total <= room {
+		return
+	}
+	// The results the model has not seen: those after its last reply.
+	unseen := len(a.history)
+	for unseen > 0 && a.history[unseen-1].msg.Role == provider.RoleTool {
+		unseen--
+	}
+	for i := 0; i < unseen && total > room; i++ {
+		e := &a.history[i]
+		if e.msg.ToolResult == nil || e.msg.ToolResult.Content == Elided {
+			continue
+		}
+		r := *e.msg.ToolResult
+		r.Content = Elided
+		e.msg.ToolResult = &r
+		was := e.tokens
+		e.tokens = a.messageTokens(e.msg)
+		total -= was - e.tokens
+	}
+	current := a.history[len(a.history)-1].turn
+	for total > room && len(a.history) > 0 && a.history[0].turn < current {
+		oldest := a.history[0].turn
+		n := 0
+		for n < len(a.history) && a.history[n].turn == oldest {
+			total -= a.history[n].tokens
+			n++
+		}
+		a.history = a.history[n:]
+	}
+}
