@@ -55,7 +55,9 @@ func TestMain(m *testing.M) {
 // testextGrant approves the test extension: ask, wait and the deferred
 // lookup, its block-on-"forbidden" hook and its dynamic prompt.
 func testextGrant() host.Grant {
-	obj := func(props string) json.RawMessage { return json.RawMessage(`{"type":"object","properties":{` + props + `}}`) }
+	obj := func(props string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+	}
 	return host.Grant{
 		Name: "testext", ProtocolVersion: "1.0",
 		Server: core.ServerSpec{Name: "testext", Command: bins["testext"]},
