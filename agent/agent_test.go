@@ -592,3 +592,133 @@ func TestProviderFailureEndsTheTurnWithAdvice(t *testing.T) {
 		t.Fatalf("second turn = %v", err)
 	}
 }
+
+// big is a built-in whose tool returns n bytes of output.
+type big struct {
+	host.Base
+	n int
+}
+
+func (*big) Name() string { return "builtin:big" }
+func (*big) Tools() []host.ToolDef {
+	return []host.ToolDef{{Name: "big", Description: "Return a lot of output.", NeverDefer: true}}
+}
+func (b *big) CallTool(ctx context.Context, c host.ToolCall, _ func(yep.ToolUpdateParams)) (yep.ToolResult, error) {
+	return yep.ToolResult{Output: strings.Repeat("x", b.n)}, nil
+}
+
+// toolTexts returns the text of every tool message of a request.
+func toolTexts(r scripted.Request) []string {
+	var out []string
+	for _, m := range r.Chat.Messages {
+		if m.Role == "tool" {
+			out = append(out, m.Text())
+		}
+	}
+	return out
+}
+
+func userTexts(r scripted.Request) []string {
+	var out []string
+	for _, m := range r.Chat.Messages {
+		if m.Role == "user" {
+			out = append(out, m.Text())
+		}
+	}
+	return out
+}
+
+// TestContextWindowElidesThenDrops runs turns whose tool output outgrows a
+// small window: old results are elided first, the unseen one never, and
+// when eliding is not enough the oldest turn goes whole; what was elided
+// stays elided, so the requests after share their prefix.
+func TestContextWindowElidesThenDrops(t *testing.T) {
+	out := strings.Repeat("x", 2000) // 500 tokens at four bytes a token
+	turn := `{"when": {"user": ""}, "reply": {"tool_calls": [{"name": "big", "arguments": {}}]}},
+		{"when": {"tool_result": {"tool": "big"}}, "reply": {"text": "ok"}}`
+	script := `{"steps": [` + turn + `,` + turn + `,` + turn + `]}`
+	// Room for about 1,480 tokens of messages: two results fit, three do
+	// not.
+	f := newFixture(t, script, setup{builtins: []host.Capability{&big{n: 2000}}, opts: agent.Options{ContextWindow: 1600, MaxTokens: 100}})
+	for i := range 3 {
+		if _, err := f.agent.Turn(context.Background(), fmt.Sprintf("turn %d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := f.srv.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	// Turn 2's second request holds two results: they fit.
+	if got := toolTexts(reqs[3]); !cmp.Equal(got, []string{out, out}) {
+		t.Errorf("turn 2 sent %d results, elided %v", len(got), slices.Contains(got, agent.Elided))
+	}
+	// Turn 3's second request would hold three: the oldest is elided, the
+	// one the model has not seen is whole.
+	if got := toolTexts(reqs[5]); !cmp.Equal(got, []string{agent.Elided, out, out}) {
+		t.Errorf("turn 3 sent %q", summarize(got))
+	}
+	// In room for about 520, even elided results do not fit beside the
+	// unseen one: the older turns go whole.
+	f2 := newFixture(t, script, setup{builtins: []host.Capability{&big{n: 2000}}, opts: agent.Options{ContextWindow: 640, MaxTokens: 100}})
+	for i := range 3 {
+		if _, err := f2.agent.Turn(context.Background(), fmt.Sprintf("turn %d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs = f2.srv.Requests()
+	last := reqs[len(reqs)-1]
+	if got := userTexts(last); !cmp.Equal(got, []string{"turn 3"}) {
+		t.Errorf("the last request kept the turns %q", got)
+	}
+	if got := toolTexts(last); got[len(got)-1] != out {
+		t.Errorf("the unseen result was cut: %q", summarize(got))
+	}
+	f.verify(t)
+	f2.verify(t)
+}
+
+func summarize(texts []string) []string {
+	out := make([]string, len(texts))
+	for i, s := range texts {
+		if len(s) > 20 {
+			s = fmt.Sprintf("%s… (%d bytes)", s[:10], len(s))
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// TestContextTooLongRetriesOnceWithRoom: the provider says the
+// conversation is too long although the count said it fit; the loop makes
+// room and asks once more.
+func TestContextTooLongRetriesOnceWithRoom(t *testing.T) {
+	out := strings.Repeat("x", 2000)
+	f := newFixture(t, `{"steps": [
+		{"when": {"user": "one"}, "reply": {"tool_calls": [{"name": "big", "arguments": {}}]}},
+		{"when": {"tool_result": {"tool": "big"}}, "reply": {"text": "ok"}},
+		{"when": {"user": "two"}, "reply": {"error": {"status": 400, "code": "context_length_exceeded", "message": "This model's maximum context length is 2000 tokens."}}},
+		{"when": {"user": "two"}, "reply": {"text": "fits now"}},
+		{"when": {"user": "three"}, "reply": {"error": {"status": 400, "code": "context_length_exceeded", "message": "still too long"}}},
+		{"when": {"user": "three"}, "reply": {"error": {"status": 400, "code": "context_length_exceeded", "message": "still too long"}}}
+	]}`, setup{builtins: []host.Capability{&big{n: 2000}}, opts: agent.Options{ContextWindow: 2200, MaxTokens: 100}})
+	if _, err := f.agent.Turn(context.Background(), "one"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.agent.Turn(context.Background(), "two")
+	if err != nil || res.Text != "fits now" {
+		t.Fatalf("turn two = %+v, %v", res, err)
+	}
+	reqs := f.srv.Requests()
+	if got := toolTexts(reqs[2]); !cmp.Equal(got, []string{out}) {
+		t.Errorf("first try sent %q", summarize(got))
+	}
+	if got := toolTexts(reqs[3]); !cmp.Equal(got, []string{agent.Elided}) {
+		t.Errorf("the retry sent %q, want the old output elided", summarize(got))
+	}
+	// Once only: a second refusal ends the turn with the provider's advice.
+	if _, err := f.agent.Turn(context.Background(), "three"); !errors.Is(err, provider.ErrContextTooLong) {
+		t.Fatalf("turn three = %v", err)
+	}
+	f.verify(t)
+}

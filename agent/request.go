@@ -54,13 +54,16 @@ func (a *Agent) room() int {
 	return a.o.ContextWindow - reserve
 }
 
-// compact makes room after a context-too-long answer: it fits the
-// conversation into half the room.
+// compact makes room after a context-too-long answer: every tool result
+// the model has seen is elided, and the conversation is fitted into half
+// the room.
 func (a *Agent) compact() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, toolTokens := a.toolsLocked()
-	a.fitLocked((a.room() - a.o.Count(a.system) - toolTokens) / 2)
+	room := (a.room() - a.o.Count(a.system) - toolTokens) / 2
+	a.elideLocked(a.unseenLocked(), -1)
+	a.fitLocked(room)
 }
 
 // toolsLocked returns the tools a request offers and what they cost.
@@ -98,19 +101,38 @@ func (a *Agent) toolsLocked() ([]provider.Tool, int) {
 // fitLocked elides and drops by the rule of [Agent.Request] until the
 // messages cost at most room.
 func (a *Agent) fitLocked(room int) {
-	total := 0
-	for _, e := range a.history {
-		total += e.tokens
-	}
+	total := a.tokensLocked()
 	if total <= room {
 		return
 	}
-	// The results the model has not seen: those after its last reply.
-	unseen := len(a.history)
-	for unseen > 0 && a.history[unseen-1].msg.Role == provider.RoleTool {
-		unseen--
+	total = a.elideLocked(a.unseenLocked(), room)
+	current := a.history[len(a.history)-1].turn
+	for total > room && len(a.history) > 0 && a.history[0].turn < current {
+		oldest := a.history[0].turn
+		n := 0
+		for n < len(a.history) && a.history[n].turn == oldest {
+			total -= a.history[n].tokens
+			n++
+		}
+		a.history = a.history[n:]
 	}
-	for i := 0; i < unseen && total > room; i++ {
+}
+
+// unseenLocked returns the index of the first tool result the model has
+// not seen: the results after its last reply.
+func (a *Agent) unseenLocked() int {
+	i := len(a.history)
+	for i > 0 && a.history[i-1].msg.Role == provider.RoleTool {
+		i--
+	}
+	return i
+}
+
+// elideLocked elides the tool results before end, oldest first, until
+// the messages cost at most room, and returns what they cost after.
+func (a *Agent) elideLocked(end, room int) int {
+	total := a.tokensLocked()
+	for i := 0; i < end && total > room; i++ {
 		e := &a.history[i]
 		if e.msg.ToolResult == nil || e.msg.ToolResult.Content == Elided {
 			continue
@@ -122,14 +144,13 @@ func (a *Agent) fitLocked(room int) {
 		e.tokens = a.messageTokens(e.msg)
 		total -= was - e.tokens
 	}
-	current := a.history[len(a.history)-1].turn
-	for total > room && len(a.history) > 0 && a.history[0].turn < current {
-		oldest := a.history[0].turn
-		n := 0
-		for n < len(a.history) && a.history[n].turn == oldest {
-			total -= a.history[n].tokens
-			n++
-		}
-		a.history = a.history[n:]
+	return total
+}
+
+func (a *Agent) tokensLocked() int {
+	total := 0
+	for _, e := range a.history {
+		total += e.tokens
 	}
+	return total
 }
