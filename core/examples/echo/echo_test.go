@@ -180,8 +180,10 @@ func TestEchoServer(t *testing.T) {
 		}
 		for _, tl := range m.Yolop.Tools {
 			declared = append(declared, tl.Name)
-			if !tl.NeverDefer {
-				t.Errorf("manifest tool %s: want never_defer", tl.Name)
+			// reverse is the deferred one: a model finds it with
+			// tool_search.
+			if tl.NeverDefer != (tl.Name != "reverse") {
+				t.Errorf("manifest tool %s: never_defer = %v", tl.Name, tl.NeverDefer)
 			}
 			if tl.Streaming != (tl.Name == "count") {
 				t.Errorf("manifest tool %s: streaming = %v", tl.Name, tl.Streaming)
@@ -211,6 +213,13 @@ func TestEchoServer(t *testing.T) {
 		out, err := callTool(ctx, c, "echo", map[string]string{"text": "héllo \"world\"\n"}, jsonrpc.CallOptions{})
 		if err != nil || out.Output != "héllo \"world\"\n" || out.IsError {
 			t.Fatalf("echo = %+v, %v", out, err)
+		}
+	})
+
+	t.Run("deferred call", func(t *testing.T) {
+		out, err := callTool(ctx, c, "reverse", map[string]string{"text": "héllo, yolop"}, jsonrpc.CallOptions{})
+		if err != nil || out.Output != "poloy ,olléh" || out.IsError {
+			t.Fatalf("reverse = %+v, %v", out, err)
 		}
 	})
 

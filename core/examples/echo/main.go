@@ -6,6 +6,8 @@
 //   - count: a streaming tool that emits n tool/update notifications, one
 //     every "delay_ms" (default 10), and stops as soon as the call is
 //     cancelled;
+//   - reverse: a deferred tool (never_defer false) that returns its
+//     "text" argument reversed, which a model finds with tool_search;
 //   - a pre_tool_use hook on every tool ("*") that blocks a call whose
 //     arguments contain the word "forbidden" and allows the others;
 //   - a static system-prompt contribution;

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,20 @@ func New(log hclog.Logger) *sdk.Server {
 			}
 		}
 		return yep.ToolResult{Output: fmt.Sprintf("counted to %d", args.N)}, nil
+	})
+
+	// reverse is deferred (never_defer false): a model reaches it through
+	// tool_search.
+	s.Tool("reverse", func(ctx context.Context, call *sdk.ToolCall) (yep.ToolResult, error) {
+		var args struct {
+			Text string `json:"text"`
+		}
+		if err := call.Bind(&args); err != nil {
+			return yep.ToolResult{}, err
+		}
+		r := []rune(args.Text)
+		slices.Reverse(r)
+		return yep.ToolResult{Output: string(r)}, nil
 	})
 
 	s.OnHook(yep.HookPreToolUse, "*", func(ctx context.Context, h *sdk.HookEvent) (yep.HookFireResult, error) {
