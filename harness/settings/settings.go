@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -606,4 +607,111 @@ func (f *File) MCPNeverDefer(ctx context.Context) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// ModelKey is the table naming the model the agent asks:
+//
+//	[model]
+//	provider = "openai"                       # "openai" (any OpenAI-compatible server) or "anthropic"
+//	model = "llama3.2"                        # as the provider names it
+//	base_url = "http://localhost:11434/v1"    # optional: the API's base URL
+//	context_window = 128000                   # optional: the model's window, in tokens
+//	max_tokens = 8192                         # optional: the cap on one reply, in tokens
+//
+// Without provider, model is a reference "<provider>/<model>" such as
+// "openai/gpt-4.1".
+const ModelKey = "model"
+
+// modelKeys are the keys [model] may hold.
+var modelKeys = []string{"provider", "model", "base_url", "context_window", "max_tokens"}
+
+// A Model is the [model] table. A field the table does not set is zero.
+type Model struct {
+	// Provider is "openai", "anthropic" or what the file says; the
+	// harness checks the name. Empty: Model is a "<provider>/<model>"
+	// reference.
+	Provider string
+	// Model is the model as the provider names it, or a reference.
+	Model string
+	// BaseURL is an http or https URL.
+	BaseURL string
+	// ContextWindow and MaxTokens are in tokens; zero is not set.
+	ContextWindow, MaxTokens int
+}
+
+// Model returns the [model] table and whether settings.toml has one. A key
+// of the wrong type, an empty name, a base URL that is not http(s), a
+// window or reply cap that is not a positive whole number (or a reply cap
+// that leaves no room in the window) and a key the table does not know
+// are errors naming the file and the key.
+func (f *File) Model(ctx context.Context) (Model, bool, error) {
+	var m Model
+	var present bool
+	err := f.read(ctx, func(d *doc) error {
+		if !d.k.Exists(ModelKey) {
+			return nil
+		}
+		present = true
+		table, ok := d.k.Get(ModelKey).(map[string]any)
+		if !ok {
+			return fmt.Errorf("%w %s: model must be a table such as\n\n[model]\nprovider = \"openai\"\nmodel = \"gpt-4.1\"\n\nfound %v", ErrMalformed, f.path, d.k.Get(ModelKey))
+		}
+		for k := range table {
+			if !slices.Contains(modelKeys, k) {
+				return fmt.Errorf("%w %s: model.%s is not a [model] key; the keys are %s", ErrMalformed, f.path, k, strings.Join(modelKeys, ", "))
+			}
+		}
+		str := func(key, example string) (string, error) {
+			v, ok := table[key]
+			if !ok {
+				return "", nil
+			}
+			s, isStr := v.(string)
+			if !isStr || strings.TrimSpace(s) == "" {
+				return "", fmt.Errorf("%w %s: model.%s must be a non-empty string such as %s, found %v", ErrMalformed, f.path, key, example, v)
+			}
+			return strings.TrimSpace(s), nil
+		}
+		num := func(key, example string) (int, error) {
+			v, ok := table[key]
+			if !ok {
+				return 0, nil
+			}
+			n, isInt := v.(int64)
+			if !isInt || n <= 0 || n > 100_000_000 {
+				return 0, fmt.Errorf("%w %s: model.%s must be a positive whole number of tokens such as %s, found %v", ErrMalformed, f.path, key, example, v)
+			}
+			return int(n), nil
+		}
+		var err error
+		if m.Provider, err = str("provider", `"openai" or "anthropic"`); err != nil {
+			return err
+		}
+		if m.Model, err = str("model", `"gpt-4.1"`); err != nil {
+			return err
+		}
+		if m.BaseURL, err = str("base_url", `"http://localhost:11434/v1"`); err != nil {
+			return err
+		}
+		if m.BaseURL != "" {
+			u, perr := url.Parse(m.BaseURL)
+			if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("%w %s: model.base_url must be an http or https URL such as \"http://localhost:11434/v1\", found %q", ErrMalformed, f.path, m.BaseURL)
+			}
+		}
+		if m.ContextWindow, err = num("context_window", "128000"); err != nil {
+			return err
+		}
+		if m.MaxTokens, err = num("max_tokens", "8192"); err != nil {
+			return err
+		}
+		if m.ContextWindow > 0 && m.MaxTokens >= m.ContextWindow {
+			return fmt.Errorf("%w %s: model.max_tokens (%d) must be less than model.context_window (%d): a reply's tokens come out of the window", ErrMalformed, f.path, m.MaxTokens, m.ContextWindow)
+		}
+		return nil
+	})
+	if err != nil {
+		return Model{}, false, err
+	}
+	return m, present, nil
 }

@@ -430,3 +430,72 @@ func TestWriteKeepsASymlinkedFile(t *testing.T) {
 		t.Errorf("the target's mode = %v (%v), want 0640 kept", fi.Mode().Perm(), err)
 	}
 }
+
+func TestModel(t *testing.T) {
+	ctx := context.Background()
+	f := New(t.TempDir())
+	if m, ok, err := f.Model(ctx); err != nil || ok || m != (Model{}) {
+		t.Fatalf("no settings file: %+v, %v, %v; want nothing set", m, ok, err)
+	}
+	for body, want := range map[string]Model{
+		"[model]\nprovider = \"openai\"\nmodel = \"llama3.2\"\nbase_url = \"http://localhost:11434/v1\"\n":               {Provider: "openai", Model: "llama3.2", BaseURL: "http://localhost:11434/v1"},
+		"[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\ncontext_window = 200000\nmax_tokens = 8192\n": {Provider: "anthropic", Model: "claude-sonnet-4-5", ContextWindow: 200000, MaxTokens: 8192},
+		"[model]\nmodel = \"openai/gpt-4.1\"\n":                  {Model: "openai/gpt-4.1"},
+		"[model]\nbase_url = \"https://openrouter.ai/api/v1\"\n": {BaseURL: "https://openrouter.ai/api/v1"},
+	} {
+		if err := os.WriteFile(f.Path(), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := f.Model(ctx)
+		if err != nil || !ok {
+			t.Errorf("%q: %v, %v", body, ok, err)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", body, diff)
+		}
+	}
+	os.WriteFile(f.Path(), []byte("[session]\ntool_timeout = \"5m\"\n"), 0o644)
+	if _, ok, err := f.Model(ctx); ok || err != nil {
+		t.Fatalf("no [model] table: ok=%v err=%v", ok, err)
+	}
+	for body, key := range map[string]string{
+		"model = \"gpt-4.1\"\n":                                     "model must be a table",
+		"[model]\nprovider = 1\nmodel = \"m\"\n":                    "model.provider",
+		"[model]\nprovider = \"\"\nmodel = \"m\"\n":                 "model.provider",
+		"[model]\nprovider = \"openai\"\nmodel = \"\"\n":            "model.model",
+		"[model]\nprovider = \"openai\"\nmodel = [\"a\"]\n":         "model.model",
+		"[model]\nbase_url = \"localhost:11434\"\n":                 "model.base_url",
+		"[model]\nbase_url = \"ftp://example.com/v1\"\n":            "model.base_url",
+		"[model]\ncontext_window = 0\n":                             "model.context_window",
+		"[model]\ncontext_window = \"128k\"\n":                      "model.context_window",
+		"[model]\nmax_tokens = -1\n":                                "model.max_tokens",
+		"[model]\ncontext_window = 1000\nmax_tokens = 1000\n":       "model.max_tokens",
+		"[model]\nprovider = \"openai\"\nbase-url = \"http://x\"\n": "model.base-url",
+	} {
+		if err := os.WriteFile(f.Path(), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := f.Model(ctx)
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), f.Path()) {
+			t.Errorf("%q: err = %v; want ErrMalformed naming %q and the file", body, err, key)
+		}
+	}
+}
+
+func TestModelSurvivesAnExtensionWrite(t *testing.T) {
+	ctx := context.Background()
+	f := New(t.TempDir())
+	body := "[model]\nprovider = \"openai\"\nmodel = \"llama3.2\"\nbase_url = \"http://localhost:11434/v1\"\ncontext_window = 32768\n"
+	if err := os.WriteFile(f.Path(), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Enable(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := f.Model(ctx)
+	want := Model{Provider: "openai", Model: "llama3.2", BaseURL: "http://localhost:11434/v1", ContextWindow: 32768}
+	if err != nil || !ok || got != want {
+		t.Fatalf("after enable: %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}
