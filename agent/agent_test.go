@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for name, pkg := range map[string]string{"testext": "yolop.dev/agent/internal/testext", "echo": "yolop.dev/core/examples/echo"} {
+	for name, pkg := range map[string]string{"testext": "yolop.dev/agent/internal/testext", "echo": "yolop.dev/core/examples/echo", "benchext": "yolop.dev/agent/internal/benchext"} {
 		bin := filepath.Join(dir, name)
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
