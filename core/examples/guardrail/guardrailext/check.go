@@ -131,7 +131,10 @@ func openWorkspace(root string) (*workspace, error) {
 func (w *workspace) find(t Target) (name, line string) {
 	paths := []string{t.Path}
 	if t.Glob {
-		paths = w.glob(t.Path)
+		// A pattern that matches nothing stays as it is, as in bash.
+		if m := w.glob(t.Path); len(m) > 0 {
+			paths = m
+		}
 	}
 	for _, p := range paths {
 		rel, ok := w.rel(p)
