@@ -16,8 +16,9 @@ type Target struct {
 	// Via says how the command writes it: "output redirection", "tee",
 	// "sed -i", "cp", "mv", "truncate" or "dd of=".
 	Via string
-	// Sources are what cp or mv copy or move to Path: when Path is a
-	// directory, the files written are Path/<base of each source>.
+	// Sources are what cp or mv copy or move to Path (non-nil for them,
+	// nil otherwise): when Path is a directory, the files written are
+	// Path/<base of each source>.
 	Sources []Target
 	// Into says Path was given with -t: it is a directory, never a file.
 	Into bool
@@ -99,13 +100,13 @@ func BashTargets(command string) []Target {
 			if !ok {
 				continue
 			}
-			for _, s := range w.sources {
-				if st, ok := target(s, cwd, known, w.via); ok {
-					t.Sources = append(t.Sources, st)
+			if w.sources != nil { // cp, mv: non-nil even when no source can be known
+				t.Sources = make([]Target, 0, len(w.sources))
+				for _, s := range w.sources {
+					if st, ok := target(s, cwd, known, w.via); ok {
+						t.Sources = append(t.Sources, st)
+					}
 				}
-			}
-			if w.sources != nil && t.Sources == nil {
-				t.Sources = []Target{}
 			}
 			t.Into = w.into
 			out = append(out, t)
