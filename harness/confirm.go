@@ -54,13 +54,22 @@ func (c Confirmation) Ask(ask YesNo) error {
 
 // LineConsent is the [manager.Consent] of a line front-end: it writes the
 // proposal (the contribution summary of an install, the diff of an
-// update) to out, then asks "Install <name>? [y/N] " or "Apply this update
-// to <name>? [y/N] " as [Confirmation.Ask] does. yes approves in advance,
+// update) to out, and what the proposed extension adds to every model
+// request ([ManifestCost]; for an update, with what the approved one
+// added), then asks "Install <name>? [y/N] " or "Apply this update to
+// <name>? [y/N] " as [Confirmation.Ask] does. yes approves in advance,
 // saying so on out; rerun is the command to repeat with --yes. A refusal
 // wraps [packaging.ErrNotApproved].
 func LineConsent(out io.Writer, yes bool, rerun string, ask YesNo) manager.Consent {
 	return func(ctx context.Context, p manager.Proposal) error {
 		fmt.Fprintln(out, strings.TrimRight(p.Text, "\n"))
+		if p.Next != nil {
+			line := "  Context: " + ManifestCost(p.Next).String()
+			if p.Prev != nil {
+				line += fmt.Sprintf(", was ~%s", thousands(ManifestCost(p.Prev).Total()))
+			}
+			fmt.Fprintln(out, line)
+		}
 		verb := "Install"
 		if !p.Fresh {
 			verb = "Apply this update to"

@@ -13,6 +13,7 @@ require (
 	github.com/pelletier/go-toml/v2 v2.4.3
 	go.uber.org/goleak v1.3.0
 	golang.org/x/tools v0.52.0
+	yolop.dev/agent v0.0.0
 	yolop.dev/core v0.0.0
 	yolop.dev/doctor v0.0.0
 	yolop.dev/internal v0.0.0
@@ -73,4 +74,3 @@ replace yolop.dev/transport/stdio => ../transport/stdio
 replace yolop.dev/internal => ../internal
 
 replace yolop.dev/doctor => ../doctor
-

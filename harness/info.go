@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"yolop.dev/agent/tokens"
 	"yolop.dev/harness/fetch"
 	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
@@ -31,6 +32,9 @@ type Info struct {
 	// Summary is the contribution summary of the approved manifest (or of
 	// the described one when not installed).
 	Summary string `json:"summary"`
+	// Context is what the same manifest adds to every model request, in
+	// tokens ([ManifestCost]).
+	Context tokens.Cost `json:"context"`
 	// Approval says whether what would run matches what was approved:
 	// "approved", "manifest changed — needs approval" (with Pending, the
 	// diff), "changed on disk — needs approval", or "not installed".
@@ -92,7 +96,7 @@ func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, erro
 	}
 	in := &Info{
 		Name: e.Name, Version: e.Version, Installed: true, Source: e.Source, Kind: string(e.Kind),
-		Summary: packaging.Summary(approved), Approval: "approved", Config: []manager.ConfigStatus{},
+		Summary: packaging.Summary(approved), Context: ManifestCost(approved), Approval: "approved", Config: []manager.ConfigStatus{},
 		Lock: &LockFields{Commit: e.Commit, ContentHash: e.ContentHash, Files: len(e.Files), CrateChecksum: e.CrateChecksum,
 			Registry: e.Registry, ArtifactDigest: e.ArtifactDigest, InstalledAt: e.InstalledAt},
 	}
@@ -176,7 +180,7 @@ func (h *Harness) infoOfCrate(ctx context.Context, src packaging.Source, registr
 }
 
 func notInstalled(m *packaging.Manifest, source string, kind packaging.SourceKind) *Info {
-	in := &Info{Name: m.Name, Version: m.Version, Source: source, Kind: string(kind), Summary: packaging.Summary(m),
+	in := &Info{Name: m.Name, Version: m.Version, Source: source, Kind: string(kind), Summary: packaging.Summary(m), Context: ManifestCost(m),
 		Approval: "not installed", Warnings: m.Warnings, Config: []manager.ConfigStatus{}}
 	if fields, err := m.ConfigFields(); err == nil {
 		for _, f := range fields {
@@ -187,8 +191,9 @@ func notInstalled(m *packaging.Manifest, source string, kind packaging.SourceKin
 }
 
 // Text is the description `yolop ext info` prints: the state, approval,
-// source, pinned lock fields, health, warnings and config fields (never
-// their values), then the contribution summary.
+// source, pinned lock fields, what it adds to every model request,
+// health, warnings and config fields (never their values), then the
+// contribution summary.
 func (in *Info) Text() string {
 	var b strings.Builder
 	state := "not installed"
@@ -224,6 +229,7 @@ func (in *Info) Text() string {
 		}
 		fmt.Fprintf(&b, "  approved: %s\n", l.InstalledAt.Format("2006-01-02 15:04:05 MST"))
 	}
+	fmt.Fprintf(&b, "  context:  %s\n", in.Context)
 	if in.Health != "" {
 		fmt.Fprintf(&b, "  health:   %s\n", in.Health)
 	}

@@ -7,6 +7,12 @@
 // (it cancels the context of a running command on Ctrl-C), colour and
 // printing.
 //
+// With an [agent.Agent] in [Options], a line that is not a command is a
+// user message: it runs as a turn of the model over the session, and the
+// turn's text, tool calls and their streamed output are reported as they
+// happen. The result of an extension's slash command is noted for the
+// model, which sees it with the next message.
+//
 // cmd/yolop's `yolop session` is one front-end; a TUI or a user's own
 // binary is another, with the same commands and the same events.
 package repl
@@ -21,8 +27,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"yolop.dev/agent"
+	"yolop.dev/agent/tokens"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness/manager"
@@ -38,9 +47,10 @@ type Output interface {
 	// person. An empty text means the item has no line of its own in a
 	// text rendering (a streamed update, which comes as Raw too).
 	Event(kind string, fields map[string]any, text string)
-	// Raw is streamed tool output for a text rendering, as it arrives,
-	// ending in a newline. A machine-readable rendering ignores it: the
-	// same update came as a "tool.update" Event.
+	// Raw is streamed text for a text rendering, as it arrives: a tool's
+	// output, ending in a newline, or a piece of the model's reply, which
+	// need not. A machine-readable rendering ignores it: the same text
+	// came as a "tool.update" or "text.delta" Event.
 	Raw(text string)
 }
 
@@ -79,12 +89,23 @@ type Options struct {
 	MCPStatus func() []MCPServer
 	// KeysHelp is appended to /help: the front-end's own keys.
 	KeysHelp string
+	// Agent, when set, answers a line that is not a command: the line is
+	// a user message, run as a turn ([agent.Agent.Turn]) with the context
+	// of [REPL.Run]. Nil means no model is configured.
+	Agent *agent.Agent
+	// NoModel is the advice a line that is not a command gets when Agent
+	// is nil: how to configure a model in this front-end.
+	NoModel string
 }
 
 // A REPL runs command lines against one session.
 type REPL struct {
 	o           Options
 	unsubscribe func()
+
+	mu      sync.Mutex
+	turning bool // an agent turn runs: its tool calls get lines of their own
+	midLine bool // the model's streamed text has not ended its line
 }
 
 // New returns a REPL over o.Session, subscribed to its events (see
@@ -112,6 +133,21 @@ func (r *REPL) Close() { r.unsubscribe() }
 func (r *REPL) SessionEvent(ev host.Event) {
 	text := ""
 	switch d := ev.Data.(type) {
+	case yep.TextDeltaData:
+		r.event(ev.Type, eventFields(ev), "")
+		r.reply(d.Text)
+		return
+	case yep.ToolStartedData:
+		if r.inTurn() {
+			text = "→ " + d.Tool
+			if len(d.Args) > 0 && string(d.Args) != "{}" && string(d.Args) != "null" {
+				text += " " + string(d.Args)
+			}
+		}
+	case yep.ToolCompletedData:
+		if r.inTurn() {
+			text = completedText(d)
+		}
 	case yep.ToolUpdateData:
 		r.event(ev.Type, eventFields(ev), "")
 		if t := updateText(d.Output, d.Progress); t != "" {
@@ -164,7 +200,14 @@ func (r *REPL) Run(ctx context.Context, line string) (quit bool) {
 	case "/quit", "/exit":
 		return true
 	case "/help":
-		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /skills [name] /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit"+r.o.KeysHelp)
+		msg := "\nany other line is a message to the model"
+		if r.o.Agent == nil {
+			msg = "\nno model is configured"
+			if r.o.NoModel != "" {
+				msg += ": " + r.o.NoModel
+			}
+		}
+		r.event("help", nil, "commands: /tools /prompt /call <tool> [json] /<ext>:<cmd> [args] /commands /skills [name] /reload <ext> /enable <ext> /disable <ext> /workspace <dir> /status /quit"+msg+r.o.KeysHelp)
 	case "/tools":
 		r.tools()
 	case "/prompt":
@@ -197,13 +240,122 @@ func (r *REPL) Run(ctx context.Context, line string) (quit bool) {
 			r.command(ctx, strings.TrimPrefix(cmd, "/"), rest)
 			return false
 		}
+		if !strings.HasPrefix(cmd, "/") {
+			r.turn(ctx, line)
+			return false
+		}
 		r.Fail(fmt.Errorf("unknown command %q; /help lists them", cmd))
 	}
 	return false
 }
 
+// event reports one item, on a line of its own after the model's
+// streamed text.
 func (r *REPL) event(kind string, fields map[string]any, text string) {
+	if text != "" {
+		r.endLine()
+	}
 	r.o.Out.Event(kind, fields, text)
+}
+
+// turn runs message as a turn of the agent. Its text and tool activity
+// are reported as the session's events arrive; the turn's outcome is a
+// "turn" event after them, or "cancelled" or "error".
+func (r *REPL) turn(ctx context.Context, message string) {
+	if r.o.Agent == nil {
+		msg := "no model is configured, so a line that is not a command has no one to answer it"
+		if r.o.NoModel != "" {
+			msg += ": " + r.o.NoModel
+		}
+		r.Fail(errors.New(msg + "; /help lists the commands"))
+		return
+	}
+	r.setTurning(true)
+	res, err := r.o.Agent.Turn(ctx, message)
+	r.flush()
+	r.setTurning(false)
+	fields := map[string]any{"stop": res.Stop, "text": res.Text, "steps": res.Steps, "tool_calls": res.ToolCalls,
+		"input_tokens": res.Usage.InputTokens, "output_tokens": res.Usage.OutputTokens, "cached_input_tokens": res.Usage.CachedInputTokens}
+	switch {
+	case ctx.Err() != nil:
+		r.event("cancelled", fields, "cancelled: the turn stopped; the conversation goes on with the next message")
+	case err != nil:
+		r.Fail(err)
+	default:
+		r.event("turn", fields, turnText(res))
+	}
+}
+
+// turnText is a finished turn's summary line.
+func turnText(res agent.TurnResult) string {
+	why := ""
+	switch res.Stop {
+	case agent.StopMaxSteps:
+		why = "stopped at the step limit; "
+	case agent.StopMaxTokens:
+		why = "stopped at the turn's token limit; "
+	case agent.StopLength:
+		why = "the reply was cut at its token limit; "
+	case agent.StopContentFilter:
+		why = "the provider withheld the reply; "
+	}
+	return fmt.Sprintf("(%s%s, %s, %d tokens in, %d out)", why, plural(res.Steps, "model request"), plural(res.ToolCalls, "tool call"),
+		res.Usage.InputTokens, res.Usage.OutputTokens)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// completedText is a line for a tool call of a turn that ended.
+func completedText(d yep.ToolCompletedData) string {
+	switch {
+	case d.Status == yep.ToolOK:
+		return "← " + d.Tool + ": ok"
+	case d.Error != "":
+		return fmt.Sprintf("← %s: %s: %s", d.Tool, d.Status, d.Error)
+	}
+	return fmt.Sprintf("← %s: %s", d.Tool, d.Status)
+}
+
+func (r *REPL) setTurning(on bool) {
+	r.mu.Lock()
+	r.turning = on
+	r.mu.Unlock()
+	if !on {
+		r.endLine()
+	}
+}
+
+func (r *REPL) inTurn() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.turning
+}
+
+// reply shows a piece of the model's streamed reply.
+func (r *REPL) reply(text string) {
+	if text == "" {
+		return
+	}
+	r.mu.Lock()
+	r.midLine = !strings.HasSuffix(text, "\n")
+	r.mu.Unlock()
+	r.o.Out.Raw(text)
+}
+
+// endLine ends the line the model's streamed text left open.
+func (r *REPL) endLine() {
+	r.mu.Lock()
+	open := r.midLine
+	r.midLine = false
+	r.mu.Unlock()
+	if open {
+		r.o.Out.Raw("\n")
+	}
 }
 
 // Fail reports err as an "error" event, with the command that helps
@@ -380,6 +532,15 @@ func (r *REPL) command(ctx context.Context, name, args string) {
 		r.Fail(err)
 		return
 	}
+	if r.o.Agent != nil {
+		// The model sees what the user saw, with the next message.
+		ran := strings.TrimSpace("/" + name + " " + args)
+		if res.Success {
+			r.o.Agent.Note(fmt.Sprintf("The user ran %s; it answered: %s", ran, res.Message))
+		} else {
+			r.o.Agent.Note(fmt.Sprintf("The user ran %s; it failed: %s", ran, res.Message))
+		}
+	}
 	r.event("command_result", map[string]any{"command": name, "success": res.Success, "message": res.Message}, res.Message)
 }
 
@@ -446,7 +607,9 @@ func (r *REPL) manager() (*manager.Manager, error) {
 func (r *REPL) status() {
 	stats := r.o.Session.Stats()
 	sort.Slice(stats, func(i, j int) bool { return stats[i].Name < stats[j].Name })
+	tools, skills := r.o.Session.Tools(), r.o.Session.Skills()
 	for _, st := range stats {
+		cost := r.contextCost(st.Name, tools, skills)
 		var refused []string
 		for _, rf := range st.Refusals {
 			refused = append(refused, rf.String())
@@ -455,14 +618,14 @@ func (r *REPL) status() {
 			"extension": st.Name, "state": st.State, "reason": st.Reason, "calls": st.Calls, "errors": st.Errors,
 			"p50_ms": ms(st.P50), "p99_ms": ms(st.P99), "restarts": st.Restarts, "trace_dropped": st.TraceDropped,
 			"hook_decisions": st.HookDecisions, "status": st.Status, "refusals": refused,
-			"protocol_violations": st.ProtocolViolations,
+			"protocol_violations": st.ProtocolViolations, "tokens": cost.Total(), "context": cost,
 		}
 		var hooks []string
 		for _, k := range sortedKeys(st.HookDecisions) {
 			hooks = append(hooks, fmt.Sprintf("%s:%d", k, st.HookDecisions[k]))
 		}
-		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d violations=%d hooks=%s",
-			st.Name, r.o.Paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, st.ProtocolViolations, strings.Join(hooks, ","))
+		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d violations=%d hooks=%s tokens=%d",
+			st.Name, r.o.Paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, st.ProtocolViolations, strings.Join(hooks, ","), cost.Total())
 		if st.Status != "" {
 			text += fmt.Sprintf(" status=%q", st.Status)
 		}
@@ -488,6 +651,34 @@ func (r *REPL) status() {
 		}
 		r.event("status", fields, text)
 	}
+}
+
+// contextCost counts what extension name adds to every model request
+// (tokens.Of), as harness.ManifestCost does from a manifest, but from the
+// session: its tools by the names the model sees, its approved static
+// prompt and its skills.
+func (r *REPL) contextCost(name string, tools []host.ToolInfo, skills []host.SkillInfo) tokens.Cost {
+	e, ok := r.o.Session.Extension(name)
+	if !ok {
+		return tokens.Cost{}
+	}
+	var ts []tokens.Tool
+	for _, t := range tools {
+		if t.Capability == e.Name() {
+			ts = append(ts, tokens.Tool{Name: t.Name, Description: t.Def.Description, InputSchema: t.Def.InputSchema, Deferred: t.Deferred})
+		}
+	}
+	prompt := ""
+	if g := e.Grant(); g.Prompt != nil {
+		prompt = g.Prompt.Text
+	}
+	var sk []tokens.Skill
+	for _, s := range skills {
+		if s.Extension == name {
+			sk = append(sk, tokens.Skill{Name: s.Name, Description: s.Description})
+		}
+	}
+	return tokens.Of(name, ts, prompt, sk)
 }
 
 func sortedKeys(m map[string]int64) []string {

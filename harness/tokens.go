@@ -1,0 +1,49 @@
+package harness
+
+import (
+	"strconv"
+	"strings"
+
+	"yolop.dev/agent/tokens"
+	"yolop.dev/packaging"
+)
+
+// ManifestCost counts what the extension m describes adds to every model
+// request, by the rules of [tokens.Of]: its tools with their schemas
+// (never_defer ones in every request, deferred ones once tool_search finds
+// them), its static prompt text and its skills' lines of the skills
+// index. A dynamic prompt is counted by its static text; what its server
+// adds each turn is bounded by the prompt's max_bytes, not counted. A
+// package with no yolop facet adds nothing.
+func ManifestCost(m *packaging.Manifest) tokens.Cost {
+	if m == nil || m.Yolop == nil {
+		return tokens.Cost{}
+	}
+	var tools []tokens.Tool
+	for _, t := range m.Yolop.Tools {
+		tools = append(tools, tokens.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Deferred: !t.NeverDefer})
+	}
+	prompt := ""
+	if m.Yolop.Prompt != nil {
+		prompt = m.Yolop.Prompt.Text
+	}
+	var skills []tokens.Skill
+	for _, s := range m.Skills {
+		skills = append(skills, tokens.Skill{Name: s.Name, Description: s.Description})
+	}
+	return tokens.Of(m.Name, tools, prompt, skills)
+}
+
+// thousands writes a count as [tokens.Cost.String] does: a comma between
+// groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
