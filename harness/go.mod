@@ -74,3 +74,5 @@ replace yolop.dev/transport/stdio => ../transport/stdio
 replace yolop.dev/internal => ../internal
 
 replace yolop.dev/doctor => ../doctor
+
+replace yolop.dev/agent => ../agent
