@@ -128,10 +128,10 @@ type Agent struct {
 
 	mu      sync.Mutex
 	history []entry
-	found   []string // deferred tools tool_search found, in order
-	notes   []string // context for the next user message
-	system  string   // this turn's system prompt
-	tools   map[string]int
+	found   []string            // deferred tools tool_search found, in order
+	notes   []string            // context for the next user message
+	system  string              // this turn's system prompt
+	tools   map[string]toolCost // token counts of tool definitions, by name
 }
 
 // An entry is a message of the conversation with its token count.
@@ -160,7 +160,7 @@ func New(o Options) (*Agent, error) {
 	if o.Count == nil {
 		o.Count = estimate
 	}
-	return &Agent{o: o, tools: map[string]int{}}, nil
+	return &Agent{o: o, tools: map[string]toolCost{}}, nil
 }
 
 // estimate is the token count when no tokenizer is given: four bytes a

@@ -1,9 +1,8 @@
 package agent
 
 import (
-	"strconv"
-
 	"yolop.dev/agent/provider"
+	"yolop.dev/core/host"
 )
 
 // Elided replaces the content of a tool result the context window had no
@@ -69,34 +68,46 @@ func (a *Agent) compact() {
 // toolsLocked returns the tools a request offers and what they cost.
 func (a *Agent) toolsLocked() ([]provider.Tool, int) {
 	infos := a.o.Session.Tools()
-	var out []provider.Tool
+	out := make([]provider.Tool, 0, 64)
 	cost := 0
 	add := func(t provider.Tool) {
-		key := t.Name + "\x00" + strconv.Itoa(len(t.InputSchema)) + "\x00" + strconv.Itoa(len(t.Description))
-		n, ok := a.tools[key]
-		if !ok {
-			n = a.o.Count(t.Name) + a.o.Count(t.Description) + a.o.Count(string(t.InputSchema)) + messageOverhead
-			a.tools[key] = n
+		c, ok := a.tools[t.Name]
+		if !ok || c.description != len(t.Description) || c.schema != len(t.InputSchema) {
+			c = toolCost{len(t.Description), len(t.InputSchema), a.o.Count(t.Name) + a.o.Count(t.Description) + a.o.Count(string(t.InputSchema)) + messageOverhead}
+			a.tools[t.Name] = c
 		}
-		cost += n
+		cost += c.tokens
 		out = append(out, t)
 	}
-	deferred := map[string]provider.Tool{}
-	for _, ti := range infos {
-		t := provider.Tool{Name: ti.Name, Description: ti.Def.Description, InputSchema: ti.Def.InputSchema}
+	var want map[string]int // found tool → its place among them
+	if len(a.found) > 0 {
+		want = make(map[string]int, len(a.found))
+		for i, name := range a.found {
+			want[name] = i
+		}
+	}
+	found := make([]*host.ToolInfo, len(a.found))
+	for i := range infos {
+		ti := &infos[i]
 		if ti.Deferred {
-			deferred[ti.Name] = t
+			if j, ok := want[ti.Name]; ok {
+				found[j] = ti
+			}
 			continue
 		}
-		add(t)
+		add(provider.Tool{Name: ti.Name, Description: ti.Def.Description, InputSchema: ti.Def.InputSchema})
 	}
-	for _, name := range a.found {
-		if t, ok := deferred[name]; ok {
-			add(t)
+	for _, ti := range found {
+		if ti != nil {
+			add(provider.Tool{Name: ti.Name, Description: ti.Def.Description, InputSchema: ti.Def.InputSchema})
 		}
 	}
 	return out, cost
 }
+
+// A toolCost is a tool definition's token count, kept while the
+// definition's size stays the same.
+type toolCost struct{ description, schema, tokens int }
 
 // fitLocked elides and drops by the rule of [Agent.Request] until the
 // messages cost at most room.

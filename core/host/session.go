@@ -108,6 +108,7 @@ type toolEntry struct {
 	def      ToolDef
 	deferred bool
 	args     *argsCheck
+	hay      string // name and description in lower case, for tool_search
 }
 
 // ToolInfo describes one tool of the session.
@@ -279,6 +280,9 @@ func (s *Session) rebuild() {
 }
 
 func (s *Session) addTool(t *toolEntry) {
+	if t.deferred {
+		t.hay = strings.ToLower(t.name + " " + t.def.Description)
+	}
 	s.tools[t.name] = t
 	s.toolList = append(s.toolList, t)
 }
@@ -952,21 +956,27 @@ func (t toolSearch) CallTool(ctx context.Context, call ToolCall, _ func(yep.Tool
 	var in struct{ Query string }
 	_ = json.Unmarshal(call.Args, &in)
 	words := strings.Fields(strings.ToLower(in.Query))
-	var found []map[string]any
-	for _, ti := range t.s.Tools() {
-		if !ti.Deferred {
+	t.s.mu.Lock()
+	var hits []*toolEntry
+	for _, te := range t.s.toolList {
+		if !te.deferred {
 			continue
 		}
-		hay := strings.ToLower(ti.Name + " " + ti.Def.Description)
 		match := len(words) == 0
 		for _, w := range words {
-			if strings.Contains(hay, w) {
+			if strings.Contains(te.hay, w) {
 				match = true
+				break
 			}
 		}
 		if match {
-			found = append(found, map[string]any{"name": ti.Name, "description": ti.Def.Description, "input_schema": ti.Def.InputSchema})
+			hits = append(hits, te)
 		}
+	}
+	t.s.mu.Unlock()
+	found := make([]map[string]any, 0, len(hits))
+	for _, te := range hits {
+		found = append(found, map[string]any{"name": te.name, "description": te.def.Description, "input_schema": te.def.InputSchema})
 	}
 	if len(found) == 0 {
 		return yep.ToolResult{Output: "no deferred tool matches " + fmt.Sprintf("%q", in.Query)}, nil
