@@ -113,6 +113,9 @@ type setup struct {
 	opts     agent.Options
 	sopts    scripted.Options
 	wrap     func(provider.Provider) provider.Provider
+	// anthropic: talk to the scripted model over Anthropic's Messages
+	// API instead of Chat Completions.
+	anthropic bool
 }
 
 func newFixture(t *testing.T, script string, su setup) *fixture {
@@ -135,6 +138,9 @@ func newFixture(t *testing.T, script string, su setup) *fixture {
 	}
 	t.Cleanup(func() { srv.Close() })
 	var p provider.Provider = provider.OpenAI(provider.Options{BaseURL: srv.URL() + "/v1/", APIKey: "test-key"})
+	if su.anthropic {
+		p = provider.Anthropic(provider.Options{BaseURL: srv.URL() + "/", APIKey: "test-key"})
+	}
 	if su.wrap != nil {
 		p = su.wrap(p)
 	}
@@ -719,6 +725,33 @@ func TestContextTooLongRetriesOnceWithRoom(t *testing.T) {
 	// Once only: a second refusal ends the turn with the provider's advice.
 	if _, err := f.agent.Turn(context.Background(), "three"); !errors.Is(err, provider.ErrContextTooLong) {
 		t.Fatalf("turn three = %v", err)
+	}
+	f.verify(t)
+}
+
+// TestTurnOverAnthropic runs a turn with parallel calls and a hook's block
+// through the Anthropic provider: the loop is the same whatever the API.
+func TestTurnOverAnthropic(t *testing.T) {
+	f := newFixture(t, `{"steps": [
+		{"when": {"user": "both"}, "reply": {"text": "Two at once.", "tool_calls": [{"name": "echo", "arguments": {"text": "hi"}}, {"name": "ask", "arguments": {"question": "forbidden?"}}]}},
+		{"when": {"tool_result": {"tool": "ask", "contains": "forbidden words are not allowed"}}, "reply": {"text": "One was refused."}}
+	]}`, setup{grants: []host.Grant{echoGrant(), testextGrant()}, ask: &askSink{}, anthropic: true})
+	res, err := f.agent.Turn(context.Background(), "both")
+	if err != nil || res.Text != "One was refused." || res.ToolCalls != 2 {
+		t.Fatalf("turn = %+v, %v", res, err)
+	}
+	reqs := f.srv.Requests()
+	if reqs[0].Messages == nil || reqs[0].Path != "/v1/messages" {
+		t.Fatalf("first request went to %s", reqs[0].Path)
+	}
+	var gen yep.LLMGenerationData
+	for _, ev := range f.all(t) {
+		if d, ok := ev.Data.(yep.LLMGenerationData); ok {
+			gen = d
+		}
+	}
+	if gen.Provider != "anthropic" || !cmp.Equal(gen.FinishReasons, []string{"stop"}) {
+		t.Errorf("last generation %+v", gen)
 	}
 	f.verify(t)
 }
