@@ -362,6 +362,10 @@ func (f *folder) generation(ev yep.TraceEventParams, d yep.LLMGenerationData, at
 	if d.InputTokens != 0 {
 		attrs = append(attrs, attribute.Int64("gen_ai.usage.input_tokens", d.InputTokens))
 	}
+	if d.CachedInputTokens != 0 {
+		// Part of gen_ai.usage.input_tokens, as the convention counts it.
+		attrs = append(attrs, attribute.Int64("gen_ai.usage.cache_read.input_tokens", d.CachedInputTokens))
+	}
 	if d.OutputTokens != 0 {
 		attrs = append(attrs, attribute.Int64("gen_ai.usage.output_tokens", d.OutputTokens))
 	}
