@@ -6,11 +6,11 @@
 // models, through github.com/pkoukk/tiktoken-go with the encoding embedded
 // in the binary (github.com/pkoukk/tiktoken-go-loader): nothing is
 // downloaded, ever. For those models a count is exact for the text given.
-// For Anthropic's models it is an approximation: Claude's tokenizer is not
-// public, and its counts for English prose and JSON are of the same order
-// (typically within a few tens of per cent). Either way a count is of the
-// text as this package is given it; a provider adds a few tokens of its
-// own framing per message and per tool.
+// For Anthropic's models, and any other, it is an approximation: Claude's
+// tokenizer is not public, and its count of the same text differs by an
+// amount that depends on the text. Either way a count is of the text as
+// this package is given it; a provider adds a few tokens of its own
+// framing per message and per tool.
 package tokens
 
 import (
