@@ -95,7 +95,7 @@ func TestFoldPayloadFields(t *testing.T) {
 		{typ: yep.TraceLLMGeneration, data: reflect.TypeFor[yep.LLMGenerationData](), want: map[string][]string{
 			"operation": {"gen_ai.operation.name", inName}, "model": {"gen_ai.request.model", inName},
 			"response_model": {"gen_ai.response.model"}, "provider": {"gen_ai.provider.name"}, "response_id": {"gen_ai.response.id"},
-			"input_tokens": {"gen_ai.usage.input_tokens"}, "output_tokens": {"gen_ai.usage.output_tokens"},
+			"input_tokens": {"gen_ai.usage.input_tokens"}, "cached_input_tokens": {"gen_ai.usage.cache_read.input_tokens"}, "output_tokens": {"gen_ai.usage.output_tokens"},
 			"finish_reasons": {"gen_ai.response.finish_reasons"}, "duration_ms": {inDuration}, "error": {inStatus},
 		}},
 		{typ: yep.TraceTurnCompleted, data: reflect.TypeFor[yep.PhaseData](), start: true, want: map[string][]string{
