@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"yolop.dev/agent/provider"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
@@ -33,6 +34,10 @@ type sessionFlags struct {
 	noMCP     bool
 	yes       bool   // approve the workspace's .mcp.json without asking
 	record    string // write the YEP dialogues to this file
+	model     string // <provider>/<model> to talk to, or with provider the model's own name
+
+	provider   provider.Provider // a model of the front-end's own (the demo's scripted one)
+	noBuiltins bool              // leave out the built-in capabilities (the coding tools stay with a model)
 }
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -56,8 +61,13 @@ directories loaded in place) and drive it line by line from stdin:
   /status                    per-extension and per-MCP-server health, latency and counters
   /quit                      end the session
 
-Ctrl-C cancels the running call, not the session. With --json every
-output is one JSON event per line.`,
+When a model is configured (yolop model, [model] in settings.toml,
+YOLOP_MODEL or --model), any other line is a message to it: the model
+answers with the session's tools (the extensions' and the built-in
+coding tools), and its text and tool calls print as they happen.
+
+Ctrl-C cancels the running call or turn, not the session. With --json
+every output is one JSON event per line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runSessionWith(cmd.Context(), f, nil, a.stdin, false)
@@ -68,6 +78,7 @@ output is one JSON event per line.`,
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
 	cmd.Flags().BoolVar(&f.noEnabled, "no-enabled", false, "do not load the extensions enabled in settings.toml")
 	cmd.Flags().BoolVar(&f.noMCP, "no-mcp", false, "connect no MCP servers (neither the workspace's .mcp.json nor extensions' contributed ones)")
+	cmd.Flags().StringVar(&f.model, "model", "", "talk to `PROVIDER/MODEL`, such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5 (default: the configured model)")
 	cmd.Flags().StringVar(&f.record, "record", "", "write the session's YEP dialogues to `FILE` as txtar, for `yolop ext replay`")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "approve the servers of the workspace's .mcp.json without asking (the approval is pinned, as an answer on a terminal is)")
 	return cmd
@@ -118,14 +129,17 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		mcp = mcpclient.ForHarness(ctx, h, ws, r.mcpConsent(f.yes))
 		contributed = append(contributed, mcp)
 	}
+	model, withModel := sessionModel(h, f)
 	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{
 		Contributed:   contributed,
 		Extra:         extra,
 		NoEnabled:     f.noEnabled,
+		NoBuiltins:    f.noBuiltins,
 		Ask:           r,
 		WorkspaceRoot: ws,
 		Record:        f.record,
 		LiveConfig:    true,
+		CodingTools:   withModel,
 	}, f.exts)
 	if err != nil {
 		return fmt.Errorf("--ext %w", err)
@@ -136,7 +150,13 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	defer s.Close()
 	dirGrants := s.InPlace()
 	co := cmds.Options{Session: s.Session, Out: r, BasePrompt: harness.BasePrompt, Local: s.Local(), Manager: a.manager, Ask: r,
-		Paint: a.paint, KeysHelp: r.editorHelp()}
+		Paint: a.paint, KeysHelp: r.editorHelp(), NoModel: noModel}
+	if withModel {
+		co.Agent, err = h.NewAgent(ctx, s, harness.AgentOptions{Model: f.model, Provider: f.provider})
+		if err != nil {
+			return fmt.Errorf("yolop session: %w", err)
+		}
+	}
 	if mcp != nil {
 		co.MCPStatus = func() []cmds.MCPServer { return mcpStatus(mcp) }
 	}
@@ -153,8 +173,11 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	// reports; they come before the ready line.
 	_ = s.Flush(ctx)
 	grants := s.Stats()
-	r.event("ready", map[string]any{"extensions": len(grants), "tools": len(s.Tools())},
-		fmt.Sprintf("yolop session: %d extension(s), %d tool(s). /help lists commands.", len(grants), len(s.Tools())))
+	ready := fmt.Sprintf("yolop session: %d extension(s), %d tool(s). /help lists commands.", len(grants), len(s.Tools()))
+	if withModel {
+		ready = fmt.Sprintf("yolop session: %d extension(s), %d tool(s), model %s. Type a message, or /help for commands.", len(grants), len(s.Tools()), model)
+	}
+	r.event("ready", map[string]any{"extensions": len(grants), "tools": len(s.Tools()), "model": model}, ready)
 
 	interrupts := r.interrupts
 	signal.Notify(interrupts, os.Interrupt)

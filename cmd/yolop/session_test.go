@@ -13,52 +13,6 @@ import (
 	"time"
 )
 
-func TestDemoShowsEveryFacet(t *testing.T) {
-	out, errOut, code := cli(t, "", "demo", "--json")
-	if code != 0 {
-		t.Fatalf("demo exited %d: %s", code, errOut)
-	}
-	var updates []string
-	var results, errs, prompts, statuses []map[string]any
-	sawResultAfterUpdates := false
-	for _, ev := range events(t, out) {
-		switch ev["event"] {
-		case "tool.update":
-			d, _ := ev["data"].(map[string]any)
-			updates = append(updates, d["output"].(string))
-		case "result":
-			results = append(results, ev)
-			if ev["tool"] == "count" && len(updates) == 5 {
-				sawResultAfterUpdates = true
-			}
-		case "error":
-			errs = append(errs, ev)
-		case "prompt":
-			prompts = append(prompts, ev)
-		case "status":
-			statuses = append(statuses, ev)
-		}
-	}
-	if strings.Join(updates, ",") != "1,2,3,4,5" || !sawResultAfterUpdates {
-		t.Fatalf("updates = %v (result after them: %v)", updates, sawResultAfterUpdates)
-	}
-	if len(results) != 2 || results[0]["output"] != "hello from a capability server" || results[1]["output"] != "counted to 5" {
-		t.Fatalf("results = %v", results)
-	}
-	if len(errs) != 1 || !strings.Contains(errs[0]["message"].(string), "blocked by ext:echo") {
-		t.Fatalf("the forbidden call was not blocked: %v", errs)
-	}
-	if !strings.Contains(out, `"message":"hello, yolop"`) {
-		t.Fatalf("command output missing:\n%s", out)
-	}
-	if len(prompts) != 1 || !strings.Contains(prompts[0]["text"].(string), "<environment_context>") {
-		t.Fatalf("prompt = %v", prompts)
-	}
-	if len(statuses) != 1 || statuses[0]["state"] != "ready" || statuses[0]["calls"].(float64) != 2 {
-		t.Fatalf("status = %v", statuses)
-	}
-}
-
 func TestSessionScriptedWithExtDir(t *testing.T) {
 	pkg := echoPackage(t)
 	script := strings.Join([]string{

@@ -422,8 +422,17 @@ func (r *REPL) tools() {
 			mark = " (deferred: reach it through tool_search)"
 		}
 		r.event("tool", map[string]any{"name": t.Name, "capability": t.Capability, "description": t.Def.Description, "deferred": t.Deferred, "streaming": t.Def.Streaming},
-			fmt.Sprintf("%-24s %-14s %s%s", t.Name, t.Capability, t.Def.Description, mark))
+			fmt.Sprintf("%-24s %-14s %s%s", t.Name, t.Capability, firstSentence(t.Def.Description), mark))
 	}
+}
+
+// firstSentence is a description's first sentence, as /tools shows it on
+// a line of its own; the full text is in the event's fields.
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
 }
 
 // skills lists the skills of the session's enabled extensions, or with a

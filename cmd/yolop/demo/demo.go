@@ -1,6 +1,7 @@
-// Package demo embeds the echo extension's package manifest, so `yolop
-// demo` runs on embedded defaults with no files on disk. A test keeps the
-// copy identical to core/examples/echo/plugin.json.
+// Package demo embeds what `yolop demo` runs on, so it needs no files on
+// disk: the echo extension's package manifest (a test keeps the copy
+// identical to core/examples/echo/plugin.json), the script of the
+// scripted model it talks to, and the lines it types into the session.
 package demo
 
 import _ "embed"
@@ -10,13 +11,18 @@ import _ "embed"
 //go:embed plugin.json
 var EchoManifest []byte
 
-// Script is what the demo types into the session.
+// ModelScript is the scripted model's script (see yolop.dev/agent/scripted):
+// its answers to the agent turns of [Script].
+//
+//go:embed model.json
+var ModelScript []byte
+
+// Script is what the demo types into the session: lines that are not
+// commands are messages to the model.
 var Script = []string{
 	"/tools",
-	`/call echo {"text":"hello from a capability server"}`,
-	`/call count {"n":5,"delay_ms":40}`,
-	`/call echo {"text":"this is forbidden"}`,
+	`Reverse "yolop" and count to 3 at the same time, then echo "nothing is forbidden".`,
 	"/echo:greet yolop",
-	"/prompt",
+	"What did the greeting say?",
 	"/status",
 }
