@@ -112,7 +112,9 @@ func TestGatewayEcho(t *testing.T) {
 	for _, tl := range lt.Tools {
 		byName[tl.Name] = tl
 	}
-	if len(byName) != 2 || byName["echo"] == nil || byName["count"] == nil {
+	// Every tool, reverse (deferred in a model's session) too: an MCP
+	// client lists them all.
+	if len(byName) != 3 || byName["echo"] == nil || byName["count"] == nil || byName["reverse"] == nil {
 		t.Fatalf("tools = %v", byName)
 	}
 	if byName["echo"].Description != "Return the given text unchanged." {
