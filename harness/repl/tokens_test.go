@@ -30,6 +30,11 @@ func TestStatusShowsContext(t *testing.T) {
 	}
 
 	_, s := session(t)
+	// The prompt is counted as the system prompt carries it.
+	segment := "<capability name=\"ext:echo\">\n" + strings.TrimSpace(m.Yolop.Prompt.Text) + "\n</capability>\n"
+	if sp := s.Session.SystemPrompt(context.Background(), "BASE"); !strings.Contains(sp+"\n", segment) {
+		t.Fatalf("the system prompt\n%s\nhas no segment %q: tokens.Of counts the prompt in a wrapper the session no longer uses", sp, segment)
+	}
 	out := &recorder{}
 	r := repl.New(repl.Options{Session: s.Session, Out: out})
 	defer r.Close()
