@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"yolop.dev/agent"
@@ -93,6 +94,16 @@ var providerEnv = map[string]struct{ key, url, defaultURL string }{
 	ProviderOpenAI:    {"OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1/"},
 	ProviderAnthropic: {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com/"},
 }
+
+// CheckModelProvider returns nil for a provider the harness builds, and
+// otherwise an error wrapping [ErrModelConfig] that names the ones it
+// does.
+func CheckModelProvider(name string) error { return checkProvider(name, "provider "+strconv.Quote(name)) }
+
+// ModelKeyEnv is the environment variable holding provider's API key:
+// OPENAI_API_KEY, ANTHROPIC_API_KEY; "" for a provider the harness does
+// not build.
+func ModelKeyEnv(provider string) string { return providerEnv[provider].key }
 
 // checkProvider refuses a provider the harness cannot build; from names
 // where the name came from.
@@ -226,7 +237,7 @@ func (h *Harness) ModelConfigured() (ref string, ok bool) {
 // SetModelKey stores provider's API key in connections.toml (see
 // [ModelSecrets]), replacing any previous one.
 func (h *Harness) SetModelKey(ctx context.Context, provider string, key secrets.Secret) error {
-	if err := checkProvider(provider, "model key"); err != nil {
+	if err := CheckModelProvider(provider); err != nil {
 		return err
 	}
 	if key.IsZero() {
@@ -242,7 +253,7 @@ func (h *Harness) SetModelKey(ctx context.Context, provider string, key secrets.
 // DeleteModelKey removes provider's stored API key and reports whether
 // one was stored.
 func (h *Harness) DeleteModelKey(ctx context.Context, provider string) (bool, error) {
-	if err := checkProvider(provider, "model key"); err != nil {
+	if err := CheckModelProvider(provider); err != nil {
 		return false, err
 	}
 	ok, err := h.secrets.Delete(ctx, ModelSecrets, ModelKeyField(provider))

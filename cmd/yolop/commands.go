@@ -11,7 +11,7 @@ import (
 // extraCommands lists the subcommands beyond session and demo: ext and
 // registry.
 func (a *app) extraCommands() []*cobra.Command {
-	return []*cobra.Command{a.extCmd(), a.registryCmd(), a.benchCmd(), a.serveLabCmd()}
+	return []*cobra.Command{a.extCmd(), a.registryCmd(), a.benchCmd(), a.serveLabCmd(), a.modelCmd(), a.runCmd()}
 }
 
 // printJSON prints v to stdout as indented JSON (the --json output).

@@ -78,6 +78,7 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
+	yolop.dev/agent v0.0.0
 	yolop.dev/doctor v0.0.0
 	yolop.dev/harness v0.0.0
 	yolop.dev/internal v0.0.0
@@ -106,3 +107,5 @@ replace yolop.dev/transport/goplugin => ../../transport/goplugin
 replace yolop.dev/transport/lab => ../../transport/lab
 
 replace yolop.dev/mcp => ../../mcp
+
+replace yolop.dev/agent => ../../agent
