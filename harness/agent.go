@@ -98,7 +98,9 @@ var providerEnv = map[string]struct{ key, url, defaultURL string }{
 // CheckModelProvider returns nil for a provider the harness builds, and
 // otherwise an error wrapping [ErrModelConfig] that names the ones it
 // does.
-func CheckModelProvider(name string) error { return checkProvider(name, "provider "+strconv.Quote(name)) }
+func CheckModelProvider(name string) error {
+	return checkProvider(name, "provider "+strconv.Quote(name))
+}
 
 // ModelKeyEnv is the environment variable holding provider's API key:
 // OPENAI_API_KEY, ANTHROPIC_API_KEY; "" for a provider the harness does
