@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"yolop.dev/agent/scripted"
 )
 
 func TestSessionScriptedWithExtDir(t *testing.T) {
@@ -199,6 +201,152 @@ func TestJSONErrorNamesTheFailedCall(t *testing.T) {
 		id, _ := errs[i]["call_id"].(string)
 		if errs[i]["tool"] != tool || !strings.HasPrefix(id, "call-") {
 			t.Errorf("error event %v: want tool %q and its call_id", errs[i], tool)
+		}
+	}
+}
+
+// sessionScript is what the model of TestSessionTalksToTheModel answers.
+const sessionScript = `{"steps": [
+	{"name": "count", "when": {"user": "count to 3"}, "reply": {"text": "Counting.", "tool_calls": [{"name": "count", "arguments": {"n": 3}}]}},
+	{"name": "counted", "when": {"tool_result": {"tool": "count", "contains": "counted to 3"}}, "reply": {"text": "Counted to 3 for you."}},
+	{"name": "forever", "when": {"user": "count forever"}, "reply": {"text": "Here goes.", "tool_calls": [{"name": "count", "arguments": {"n": 100000, "delay_ms": 5}}]}},
+	{"name": "after the cancel", "when": {"user": "The user ran /echo:greet tester; it answered: hello, tester"},
+	 "reply": {"text": "Still here; the greeting said hello, tester."}}
+]}`
+
+// TestSessionTalksToTheModel runs the real binary (this test binary as
+// yolop) with --model against a scripted model on loopback, named by
+// OPENAI_BASE_URL: a plain line is a user message whose turn streams its
+// text and its tool call (count's numbers as they come); Ctrl-C (SIGINT)
+// mid-turn cancels the turn and not the session; a slash command's result
+// reaches the model with the next message.
+func TestSessionTalksToTheModel(t *testing.T) {
+	isolate(t)
+	script, err := scripted.Parse([]byte(sessionScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := scripted.NewServer(script, scripted.Options{APIKey: "sk-session-test"})
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv("OPENAI_BASE_URL", srv.URL()+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-session-test")
+	t.Setenv("YOLOP_MODEL", "")
+
+	p := startProc(t, "session", "--ext", echoPackage(t), "--no-enabled", "--model", "openai/scripted", "--workspace", t.TempDir())
+	p.wait("model openai/scripted")
+	p.send("count to 3, please")
+	turn := p.wait("(2 model requests, 1 tool call")
+	mustContain(t, "the turn", turn, "Counting.\n→ count {\"n\":3}\n1\n2\n3\n← count: ok\nCounted to 3 for you.\n")
+
+	p.send("count forever")
+	p.wait(`→ count {"n":100000,"delay_ms":5}`)
+	p.wait("3")
+	p.cmd.Process.Signal(syscall.SIGINT)
+	p.wait("← count: cancelled")
+	p.wait("cancelled: the turn stopped")
+
+	p.send("/echo:greet tester")
+	p.wait("hello, tester")
+	p.send("are you still there?")
+	p.wait("Still here; the greeting said hello, tester.")
+	p.send("/quit")
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("session exited with %v", err)
+	}
+	if err := srv.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	// The turn after the cancel went on from a consistent conversation:
+	// the cancelled call was answered as such.
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1].Chat
+	cancelled := false
+	for _, m := range last.Messages {
+		if m.Role == "tool" && strings.Contains(m.Text(), "cancelled") {
+			cancelled = true
+		}
+	}
+	if !cancelled {
+		t.Errorf("the request after the cancel carries no cancelled tool result: %+v", last.Messages)
+	}
+}
+
+// TestSessionWithoutAModel: a plain line says how to configure a model,
+// and the session goes on; a --model that names no provider is refused
+// before the session starts, saying what to write.
+func TestSessionWithoutAModel(t *testing.T) {
+	isolate(t)
+	t.Setenv("YOLOP_MODEL", "")
+	out, errOut, code := cli(t, "hello there\n/help\n/quit\n", "session", "--ext", echoPackage(t), "--no-enabled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	mustContain(t, "session", out, "error: no model is configured", "`yolop model`", "[model] in settings.toml", "--model <provider>/<model>",
+		"no model is configured: configure one")
+	if strings.Contains(out, "read_file") {
+		t.Errorf("a session without a model has the coding tools:\n%s", out)
+	}
+	_, errOut, code = cli(t, "/quit\n", "session", "--no-enabled", "--model", "gpt-4.1")
+	if code == 0 || !strings.Contains(errOut, "gpt-4.1") || !strings.Contains(errOut, "openai/") {
+		t.Fatalf("--model gpt-4.1: exit %d: %s", code, errOut)
+	}
+}
+
+// proc is the yolop binary (this test binary) running with piped stdin and
+// stdout.
+type proc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.Writer
+	lines chan string
+}
+
+func startProc(t *testing.T, args ...string) *proc {
+	t.Helper()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "YOLOP_TEST_CLI=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 1000)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	return p
+}
+
+func (p *proc) send(line string) { io.WriteString(p.stdin, line+"\n") }
+
+// wait returns the output up to and including the first line holding
+// want.
+func (p *proc) wait(want string) string {
+	p.t.Helper()
+	var seen strings.Builder
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				p.t.Fatalf("output ended before %q:\n%s", want, seen.String())
+			}
+			seen.WriteString(l + "\n")
+			if strings.Contains(l, want) {
+				return seen.String()
+			}
+		case <-deadline:
+			p.t.Fatalf("no %q:\n%s", want, seen.String())
 		}
 	}
 }
