@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -255,5 +256,82 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	if last["event"] != "result" || last["stop"] != "error" {
 		t.Errorf("last line = %v, want the result", last)
+	}
+}
+
+// TestRunAnswersQuestionsCancelled: nothing waits for a terminal. An
+// extension's ui/ask during the turn is answered cancelled at once, even
+// with a terminal-less stdin left open, and the model reads that.
+func TestRunAnswersQuestionsCancelled(t *testing.T) {
+	runEnv(t)
+	script, _ := filepath.Abs("../../core/host/testdata/server.py")
+	dir := t.TempDir()
+	manifest := `{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
+	  "capabilityServer":{"command":"python3","args":["-u",` + strconv.Quote(script) + `],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
+	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := modelServer(t, `{"steps": [
+		{"when": {"user": "ask me"}, "reply": {"tool_calls": [{"name": "ask", "arguments": {"prompt": "favourite colour?"}}]}},
+		{"when": {"tool_result": {"tool": "ask", "contains": "cancelled"}}, "reply": {"text": "You did not answer."}}
+	]}`, scripted.Options{})
+	pr, pw := io.Pipe() // stdin that never ends: a read of it would hang
+	defer pw.Close()
+	var out, errb syncBuf
+	code := run(t.Context(), []string{"run", "-p", "ask me", "--model", "openai/scripted", "--ext", dir, "--no-enabled", "--no-mcp", "--workspace", t.TempDir()}, pr, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if out.String() != "You did not answer.\n" {
+		t.Errorf("stdout = %q", out.String())
+	}
+	if err := srv.Verify(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRunWorkspaceMCPNeedsYes: the workspace's .mcp.json servers do not
+// start without a terminal, with a warning saying how to approve them;
+// --yes approves them and the model's call reaches the server.
+func TestRunWorkspaceMCPNeedsYes(t *testing.T) {
+	runEnv(t)
+	mcpSrv := buildMCPTestServer(t)
+	const script = `{"steps": [
+		{"when": {"user": "echo"}, "reply": {"tool_calls": [{"name": "mcp__repo__echo", "arguments": {"text": "the repo server ran"}}]}},
+		{"when": {"tool_result": {"tool": "mcp__repo__echo"}}, "reply": {"text": "done"}}
+	]}`
+	for _, yes := range []bool{false, true} {
+		srv := modelServer(t, script, scripted.Options{})
+		ws := t.TempDir()
+		writeWorkspaceMCP(t, ws, map[string]any{"repo": map[string]any{"command": mcpSrv}})
+		args := []string{"run", "-p", "echo", "--model", "openai/scripted", "--no-enabled", "--workspace", ws}
+		if yes {
+			args = append(args, "--yes")
+		}
+		out, errOut, code := cli(t, "", args...)
+		if code != 0 || out != "done\n" {
+			t.Fatalf("--yes=%v: exit %d, stdout %q, stderr %s", yes, code, out, errOut)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("--yes=%v: %d model requests", yes, len(reqs))
+		}
+		result := ""
+		for _, m := range reqs[1].Chat.Messages {
+			if m.Role == "tool" {
+				result = m.Text()
+			}
+		}
+		ran := strings.Contains(result, "the repo server ran")
+		if ran != yes {
+			t.Errorf("--yes=%v: the server ran: %v (tool result %q)", yes, ran, result)
+		}
+		if !yes && (!strings.Contains(errOut, "not approved") || !strings.Contains(errOut, "yolop mcp approve")) {
+			t.Errorf("no approval warning on stderr: %s", errOut)
+		}
+		if yes && !strings.Contains(errOut, "approved with --yes") {
+			t.Errorf("--yes did not say what it approved: %s", errOut)
+		}
 	}
 }
