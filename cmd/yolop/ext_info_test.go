@@ -23,7 +23,7 @@ func TestExtInfo(t *testing.T) {
 		t.Fatalf("info echo: %s", errOut)
 	}
 	mustContain(t, "info", out, "echo 0.1.0 — installed, disabled", "approval: approved", "source:   "+pkg+" (path)", "content:  sha256:",
-		"Extension echo 0.1.0", "Tools (2):", "Requires: yolop >=0.1")
+		"Extension echo 0.1.0", "Tools (3):", "Requires: yolop >=0.1")
 
 	widen(t, pkg)
 	out, _, _ = cli(t, "", "ext", "info", "echo")

@@ -86,7 +86,7 @@ func TestWASMPackageEndToEnd(t *testing.T) {
 	mustContain(t, "doctor", out, "PASS", "cancel", "shutdown")
 
 	list, _ := mustRun(t, "", "ext", "list")
-	mustContain(t, "list", list, "echo 0.1.0  enabled  ok", "tools: echo, count")
+	mustContain(t, "list", list, "echo 0.1.0  enabled  ok", "tools: echo, count, reverse")
 
 	// One module serves every platform: pack ships it in the crate, with no
 	// per-platform artifact.
