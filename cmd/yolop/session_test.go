@@ -209,6 +209,8 @@ func TestJSONErrorNamesTheFailedCall(t *testing.T) {
 const sessionScript = `{"steps": [
 	{"name": "count", "when": {"user": "count to 3"}, "reply": {"text": "Counting.", "tool_calls": [{"name": "count", "arguments": {"n": 3}}]}},
 	{"name": "counted", "when": {"tool_result": {"tool": "count", "contains": "counted to 3"}}, "reply": {"text": "Counted to 3 for you."}},
+	{"name": "long", "when": {"user": "echo a long line"}, "reply": {"tool_calls": [{"name": "echo", "arguments": {"text": "LONG"}}]}},
+	{"name": "echoed", "when": {"tool_result": {"tool": "echo", "contains": "éé"}}, "reply": {"text": "Echoed."}},
 	{"name": "forever", "when": {"user": "count forever"}, "reply": {"text": "Here goes.", "tool_calls": [{"name": "count", "arguments": {"n": 100000, "delay_ms": 5}}]}},
 	{"name": "after the cancel", "when": {"user": "The user ran /echo:greet tester; it answered: hello, tester"},
 	 "reply": {"text": "Still here; the greeting said hello, tester."}}
@@ -222,7 +224,7 @@ const sessionScript = `{"steps": [
 // reaches the model with the next message.
 func TestSessionTalksToTheModel(t *testing.T) {
 	isolate(t)
-	script, err := scripted.Parse([]byte(sessionScript))
+	script, err := scripted.Parse([]byte(strings.Replace(sessionScript, "LONG", strings.Repeat("é", 150), 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +242,14 @@ func TestSessionTalksToTheModel(t *testing.T) {
 	p.send("count to 3, please")
 	turn := p.wait("(2 model requests, 1 tool call")
 	mustContain(t, "the turn", turn, "Counting.\n→ count {\"n\":3}\n1\n2\n3\n← count: ok\nCounted to 3 for you.\n")
+
+	// A call's line shows the start of long arguments and their size.
+	p.send("echo a long line")
+	line := p.wait("→ echo")
+	if want := `→ echo {"text":"` + strings.Repeat("é", 95) + `… (311 bytes)`; !strings.Contains(line, want+"\n") {
+		t.Errorf("the long call's line is not clipped to %q:\n%s", want, line)
+	}
+	p.wait("Echoed.")
 
 	p.send("count forever")
 	p.wait(`→ count {"n":100000,"delay_ms":5}`)

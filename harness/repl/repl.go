@@ -29,6 +29,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"yolop.dev/agent"
 	"yolop.dev/agent/tokens"
@@ -141,7 +142,7 @@ func (r *REPL) SessionEvent(ev host.Event) {
 		if r.inTurn() {
 			text = "→ " + d.Tool
 			if len(d.Args) > 0 && string(d.Args) != "{}" && string(d.Args) != "null" {
-				text += " " + string(d.Args)
+				text += " " + clip(string(d.Args))
 			}
 		}
 	case yep.ToolCompletedData:
@@ -308,6 +309,20 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// clip shortens a tool call's arguments for its line (a write_file's
+// content, say); the --json rendering has them whole.
+func clip(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 // completedText is a line for a tool call of a turn that ended.
