@@ -84,7 +84,9 @@ type Options struct {
 	// [DefaultContextWindow].
 	ContextWindow int
 	// Count counts the tokens of a text. Nil estimates four bytes a
-	// token.
+	// token. It is called only once a request's size in bytes exceeds
+	// the room in the window (see [Agent.Request]), so a costly tokenizer
+	// is loaded only when a conversation grows that large.
 	Count func(string) int
 }
 
@@ -132,11 +134,16 @@ type Agent struct {
 	notes   []string            // context for the next user message
 	system  string              // this turn's system prompt
 	tools   map[string]toolCost // token counts of tool definitions, by name
+	// systemTokens counts system once needed; -1 until then.
+	systemTokens int
 }
 
-// An entry is a message of the conversation with its token count.
+// An entry is a message of the conversation with its size.
 type entry struct {
-	msg    provider.Message
+	msg   provider.Message
+	bytes int
+	// tokens is the message's token count, counted only once a request
+	// might not fit the window; -1 until then.
 	tokens int
 	turn   int // the turn that added it, counted from 1
 }
@@ -211,7 +218,7 @@ func (a *Agent) Turn(ctx context.Context, message string) (res TurnResult, err e
 
 	system := s.SystemPrompt(ctx, a.o.BasePrompt)
 	a.mu.Lock()
-	a.system = system
+	a.system, a.systemTokens = system, -1
 	if len(a.notes) > 0 {
 		message = strings.Join(a.notes, "\n\n") + "\n\n" + message
 		a.notes = nil
@@ -386,18 +393,24 @@ func (a *Agent) add(turn int, m provider.Message) {
 }
 
 func (a *Agent) appendLocked(turn int, m provider.Message) {
-	a.history = append(a.history, entry{msg: m, tokens: a.messageTokens(m), turn: turn})
+	a.history = append(a.history, entry{msg: m, bytes: messageBytes(m), tokens: -1, turn: turn})
 }
 
 // messageTokens counts what a message sends: its text, its calls' names
 // and arguments, its result.
-func (a *Agent) messageTokens(m provider.Message) int {
-	n := a.o.Count(m.Text)
+func (a *Agent) messageTokens(m provider.Message) int { return measure(m, a.o.Count) }
+
+// messageBytes is the size of what a message sends, an upper bound of
+// its tokens.
+func messageBytes(m provider.Message) int { return measure(m, func(s string) int { return len(s) }) }
+
+func measure(m provider.Message, size func(string) int) int {
+	n := size(m.Text)
 	for _, c := range m.ToolCalls {
-		n += a.o.Count(c.Name) + a.o.Count(string(c.Args))
+		n += size(c.Name) + size(string(c.Args))
 	}
 	if m.ToolResult != nil {
-		n += a.o.Count(m.ToolResult.Content)
+		n += size(m.ToolResult.Content)
 	}
 	return n + messageOverhead
 }

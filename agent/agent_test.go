@@ -755,3 +755,38 @@ func TestTurnOverAnthropic(t *testing.T) {
 	}
 	f.verify(t)
 }
+
+// TestCountsOnlyNearTheWindow: a token covers at least a byte, so a
+// request whose bytes fit the window is sent without counting (a real
+// tokenizer's first use costs a noticeable load); one that might not fit
+// is counted.
+func TestCountsOnlyNearTheWindow(t *testing.T) {
+	var mu sync.Mutex
+	counted := 0
+	count := func(s string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		counted++
+		return (len(s) + 3) / 4
+	}
+	turn := `{"when": {"user": ""}, "reply": {"tool_calls": [{"name": "big", "arguments": {}}]}},
+		{"when": {"tool_result": {"tool": "big"}}, "reply": {"text": "ok"}}`
+	f := newFixture(t, `{"steps": [`+turn+`,`+turn+`]}`, setup{builtins: []host.Capability{&big{n: 2000}},
+		opts: agent.Options{ContextWindow: 2100 + 8192, Count: count}})
+	if _, err := f.agent.Turn(context.Background(), "far from the window"); err != nil {
+		t.Fatal(err)
+	}
+	if counted != 0 {
+		t.Fatalf("counted %d texts of a request far from the window", counted)
+	}
+	if _, err := f.agent.Turn(context.Background(), "near it"); err != nil {
+		t.Fatal(err)
+	}
+	if counted == 0 {
+		t.Fatal("a request whose bytes exceed the window was not counted")
+	}
+	if got := toolTexts(f.srv.Requests()[3]); len(got) != 2 || got[0] == agent.Elided {
+		t.Errorf("counted, the request fits without eliding: %q", summarize(got))
+	}
+	f.verify(t)
+}

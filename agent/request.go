@@ -15,10 +15,12 @@ const Elided = "[output elided: the conversation outgrew the model's context win
 // the order found) and the conversation.
 //
 // Before it returns, the conversation is fitted to the context window:
-// what the request sends (system prompt, tool definitions and messages,
-// counted with [Options.Count]) must leave room for a reply of
-// [Options.MaxTokens] ([provider.DefaultMaxTokens] when zero). While it
-// does not:
+// what the request sends (system prompt, tool definitions and messages)
+// must leave room for a reply of [Options.MaxTokens]
+// ([provider.DefaultMaxTokens] when zero). A token covers at least one
+// byte, so a request whose bytes fit is sent as it is; one that might not
+// is counted with [Options.Count], each message once. While it does not
+// fit:
 //
 //  1. the oldest tool result not yet elided is replaced by [Elided],
 //     except the results the model has not seen yet (those after its
@@ -35,8 +37,12 @@ const Elided = "[output elided: the conversation outgrew the model's context win
 func (a *Agent) Request() provider.Request {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	tools, toolTokens := a.toolsLocked()
-	a.fitLocked(a.room() - a.o.Count(a.system) - toolTokens)
+	tools, toolBytes := a.toolsLocked()
+	// A token covers at least one byte, so bytes bound tokens from above:
+	// only a request that might not fit is counted.
+	if len(a.system)+toolBytes+a.bytesLocked() > a.room() {
+		a.fitLocked(a.room() - a.systemTokensLocked() - a.toolTokensLocked(tools))
+	}
 	msgs := make([]provider.Message, len(a.history))
 	for i, e := range a.history {
 		msgs[i] = e.msg
@@ -59,24 +65,20 @@ func (a *Agent) room() int {
 func (a *Agent) compact() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, toolTokens := a.toolsLocked()
-	room := (a.room() - a.o.Count(a.system) - toolTokens) / 2
+	tools, _ := a.toolsLocked()
+	room := (a.room() - a.systemTokensLocked() - a.toolTokensLocked(tools)) / 2
 	a.elideLocked(a.unseenLocked(), -1)
 	a.fitLocked(room)
 }
 
-// toolsLocked returns the tools a request offers and what they cost.
+// toolsLocked returns the tools a request offers and their size in
+// bytes.
 func (a *Agent) toolsLocked() ([]provider.Tool, int) {
 	infos := a.o.Session.Tools()
 	out := make([]provider.Tool, 0, 64)
-	cost := 0
+	size := 0
 	add := func(t provider.Tool) {
-		c, ok := a.tools[t.Name]
-		if !ok || c.description != len(t.Description) || c.schema != len(t.InputSchema) {
-			c = toolCost{len(t.Description), len(t.InputSchema), a.o.Count(t.Name) + a.o.Count(t.Description) + a.o.Count(string(t.InputSchema)) + messageOverhead}
-			a.tools[t.Name] = c
-		}
-		cost += c.tokens
+		size += len(t.Name) + len(t.Description) + len(t.InputSchema) + messageOverhead
 		out = append(out, t)
 	}
 	var want map[string]int // found tool → its place among them
@@ -102,12 +104,35 @@ func (a *Agent) toolsLocked() ([]provider.Tool, int) {
 			add(provider.Tool{Name: ti.Name, Description: ti.Def.Description, InputSchema: ti.Def.InputSchema})
 		}
 	}
-	return out, cost
+	return out, size
+}
+
+// toolTokensLocked counts the tokens of tool definitions, each once while
+// its size stays the same.
+func (a *Agent) toolTokensLocked(tools []provider.Tool) int {
+	n := 0
+	for _, t := range tools {
+		c, ok := a.tools[t.Name]
+		if !ok || c.description != len(t.Description) || c.schema != len(t.InputSchema) {
+			c = toolCost{len(t.Description), len(t.InputSchema), a.o.Count(t.Name) + a.o.Count(t.Description) + a.o.Count(string(t.InputSchema)) + messageOverhead}
+			a.tools[t.Name] = c
+		}
+		n += c.tokens
+	}
+	return n
 }
 
 // A toolCost is a tool definition's token count, kept while the
 // definition's size stays the same.
 type toolCost struct{ description, schema, tokens int }
+
+// systemTokensLocked counts the turn's system prompt, once.
+func (a *Agent) systemTokensLocked() int {
+	if a.systemTokens < 0 {
+		a.systemTokens = a.o.Count(a.system)
+	}
+	return a.systemTokens
+}
 
 // fitLocked elides and drops by the rule of [Agent.Request] until the
 // messages cost at most room.
@@ -152,16 +177,30 @@ func (a *Agent) elideLocked(end, room int) int {
 		r.Content = Elided
 		e.msg.ToolResult = &r
 		was := e.tokens
-		e.tokens = a.messageTokens(e.msg)
+		e.tokens, e.bytes = a.messageTokens(e.msg), messageBytes(e.msg)
 		total -= was - e.tokens
 	}
 	return total
 }
 
+// tokensLocked counts the messages not counted yet and returns the
+// tokens of them all.
 func (a *Agent) tokensLocked() int {
 	total := 0
-	for _, e := range a.history {
+	for i := range a.history {
+		e := &a.history[i]
+		if e.tokens < 0 {
+			e.tokens = a.messageTokens(e.msg)
+		}
 		total += e.tokens
+	}
+	return total
+}
+
+func (a *Agent) bytesLocked() int {
+	total := 0
+	for _, e := range a.history {
+		total += e.bytes
 	}
 	return total
 }
