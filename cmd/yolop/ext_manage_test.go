@@ -368,7 +368,7 @@ func TestListJSONShape(t *testing.T) {
 	}
 	echo, ghost := list[0], list[1]
 	if echo.Name != "echo" || !echo.Enabled || !echo.Installed || !echo.PathSource || echo.Health != "ok" || echo.Version != "0.1.0" ||
-		strings.Join(echo.Tools, ",") != "echo,count" || len(echo.Config) != 2 ||
+		strings.Join(echo.Tools, ",") != "echo,count,reverse" || len(echo.Config) != 2 ||
 		echo.Config[0].Name != "greeting" || !echo.Config[0].Set || echo.Config[1].Name != "token" || !echo.Config[1].Secret || echo.Config[1].Set {
 		t.Fatalf("echo = %+v", echo)
 	}

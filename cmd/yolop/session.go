@@ -129,7 +129,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		mcp = mcpclient.ForHarness(ctx, h, ws, r.mcpConsent(f.yes))
 		contributed = append(contributed, mcp)
 	}
-	model, withModel := sessionModel(h, f)
+	model, withModel, noModelWhy := sessionModel(ctx, h, f)
 	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{
 		Contributed:   contributed,
 		Extra:         extra,
@@ -143,6 +143,9 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	}, f.exts)
 	if err != nil {
 		return fmt.Errorf("--ext %w", err)
+	}
+	if noModelWhy != "" {
+		warnings = append(warnings, noModelWhy)
 	}
 	for _, w := range warnings {
 		r.event("warning", map[string]any{"message": w}, "warning: "+w)

@@ -285,10 +285,12 @@ func TestSessionTalksToTheModel(t *testing.T) {
 }
 
 // TestSessionWithoutAModel: a plain line says how to configure a model,
-// and the session goes on; a --model that names no provider is refused
-// before the session starts, saying what to write.
+// and the session goes on; a configured model that does not resolve is a
+// warning saying why, and the session runs without one; a --model that
+// names no provider is refused before the session starts, saying what to
+// write.
 func TestSessionWithoutAModel(t *testing.T) {
-	isolate(t)
+	cfg := isolate(t)
 	t.Setenv("YOLOP_MODEL", "")
 	out, errOut, code := cli(t, "hello there\n/help\n/quit\n", "session", "--ext", echoPackage(t), "--no-enabled")
 	if code != 0 {
@@ -299,6 +301,13 @@ func TestSessionWithoutAModel(t *testing.T) {
 	if strings.Contains(out, "read_file") {
 		t.Errorf("a session without a model has the coding tools:\n%s", out)
 	}
+	os.WriteFile(filepath.Join(cfg, "settings.toml"), []byte("[model]\nprovider = \"openai\"\nmodel = \"gpt-4.1\"\nmax_tokens = \"lots\"\n"), 0o600)
+	out, errOut, code = cli(t, "hello there\n/quit\n", "session", "--no-enabled")
+	if code != 0 {
+		t.Fatalf("a malformed [model] stopped the session: exit %d: %s", code, errOut)
+	}
+	mustContain(t, "session", out, "warning: no model for this session: ", "max_tokens", "error: no model is configured")
+	os.Remove(filepath.Join(cfg, "settings.toml"))
 	_, errOut, code = cli(t, "/quit\n", "session", "--no-enabled", "--model", "gpt-4.1")
 	if code == 0 || !strings.Contains(errOut, "gpt-4.1") || !strings.Contains(errOut, "openai/") {
 		t.Fatalf("--model gpt-4.1: exit %d: %s", code, errOut)
