@@ -89,6 +89,12 @@ const echoManifest = `{
         "never_defer": true,
         "streaming": true,
         "risk": "low"
+      },
+      {
+        "name": "reverse",
+        "description": "Reverse the given text.",
+        "input_schema": { "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] },
+        "risk": "low"
       }
     ],
     "hooks": [
