@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"yolop.dev/agent/tokens"
 	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
 )
@@ -66,7 +67,7 @@ func LineConsent(out io.Writer, yes bool, rerun string, ask YesNo) manager.Conse
 		if p.Next != nil {
 			line := "  Context: " + ManifestCost(p.Next).String()
 			if p.Prev != nil {
-				line += fmt.Sprintf(", was ~%s", thousands(ManifestCost(p.Prev).Total()))
+				line += fmt.Sprintf(", was ~%s", tokens.Thousands(ManifestCost(p.Prev).Total()))
 			}
 			fmt.Fprintln(out, line)
 		}

@@ -1,9 +1,6 @@
 package harness
 
 import (
-	"strconv"
-	"strings"
-
 	"yolop.dev/agent/tokens"
 	"yolop.dev/packaging"
 )
@@ -32,18 +29,4 @@ func ManifestCost(m *packaging.Manifest) tokens.Cost {
 		skills = append(skills, tokens.Skill{Name: s.Name, Description: s.Description})
 	}
 	return tokens.Of(m.Name, tools, prompt, skills)
-}
-
-// thousands writes a count as [tokens.Cost.String] does: a comma between
-// groups of three digits.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

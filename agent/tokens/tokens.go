@@ -106,9 +106,9 @@ func (c Cost) Total() int { return c.Tools + c.Prompt + c.Skills }
 // tool_search finds its deferred tools".
 func (c Cost) String() string {
 	s := fmt.Sprintf("~%s tokens per request (tools %s, prompt %s, skills %s)",
-		thousands(c.Total()), thousands(c.Tools), thousands(c.Prompt), thousands(c.Skills))
+		Thousands(c.Total()), Thousands(c.Tools), Thousands(c.Prompt), Thousands(c.Skills))
 	if c.Deferred > 0 {
-		s += fmt.Sprintf("; up to %s more once tool_search finds its deferred tools", thousands(c.Deferred))
+		s += fmt.Sprintf("; up to %s more once tool_search finds its deferred tools", Thousands(c.Deferred))
 	}
 	return s
 }
@@ -147,8 +147,9 @@ func Of(ext string, tools []Tool, prompt string, skills []Skill) Cost {
 	return c
 }
 
-// thousands writes a count with a comma between groups of three digits.
-func thousands(n int) string {
+// Thousands writes a count with a comma between groups of three digits,
+// as [Cost.String] does.
+func Thousands(n int) string {
 	s := strconv.Itoa(n)
 	var b strings.Builder
 	for i, r := range s {
