@@ -77,9 +77,52 @@ func TestCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an OpenTelemetry Collector; skipped with -short")
 	}
-	bin := collector(t)
 	sink := otlptest.New()
 	defer sink.Close()
+	endpoint := startCollector(t, sink)
+
+	// echotrace, built, exporting to the collector.
+	echo := buildEchotrace(t)
+	eg := grant(t, filepath.Join(moduleDir(), "examples", "echotrace"), "", nil, "")
+	eg.Server.Command = echo
+	eg.Server.Env = map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+	lg := grant(t, filepath.Join(moduleDir(), "package"), "logfire", map[string]string{"LOGFIRE_TOKEN": "tok-collector"}, `{"endpoint":"`+endpoint+`","service_name":"yolop-collector-test"}`)
+	s := newSession(t, lg, eg)
+	turn(t, s, "one")
+	turn(t, s, "two")
+	s.Close()
+
+	spans, ok := sink.WaitFor(wait, func(spans []otlptest.Span, _ []otlptest.Request) bool {
+		return countName(spans, "echo.render") == 2 && countName(spans, "turn") == 2
+	})
+	if !ok {
+		t.Fatalf("the collector forwarded:\n%s", otlptest.Tree(spans))
+	}
+	traces := map[string][]otlptest.Span{}
+	for _, sp := range spans {
+		traces[sp.TraceID] = append(traces[sp.TraceID], sp)
+	}
+	if len(traces) != 2 {
+		t.Errorf("%d traces, want one per turn:\n%s", len(traces), otlptest.Tree(spans))
+	}
+	for id, ss := range traces {
+		tree := otlptest.Tree(ss, "service.name")
+		want := "turn service.name=yolop-collector-test\n" +
+			"  execute_tool echo service.name=yolop-collector-test\n" +
+			"    tool/call echo service.name=yolop-extension-echotrace\n" +
+			"      echo.render service.name=yolop-extension-echotrace\n"
+		if tree != want {
+			t.Errorf("trace %s as the collector forwarded it:\n%s\nwant:\n%s", id, tree, want)
+		}
+	}
+}
+
+// startCollector runs the test collector, its OTLP/HTTP receiver on a free
+// loopback port, forwarding every trace to sink; it returns the
+// receiver's endpoint. The collector stops when the test ends.
+func startCollector(t *testing.T, sink *otlptest.Receiver) string {
+	t.Helper()
+	bin := collector(t)
 	addr := freePort(t)
 	conf := filepath.Join(t.TempDir(), "otelcol.yaml")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`receivers:
@@ -118,7 +161,7 @@ service:
 	}
 	exited := make(chan struct{})
 	go func() { col.Wait(); close(exited) }()
-	defer func() {
+	t.Cleanup(func() {
 		syscall.Kill(-col.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -129,7 +172,7 @@ service:
 		if t.Failed() {
 			t.Logf("collector output:\n%s", colOut.String())
 		}
-	}()
+	})
 	// Ready when its receiver accepts connections.
 	for deadline := time.Now().Add(wait); ; {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -146,45 +189,17 @@ service:
 			t.Fatalf("the collector never listened on %s:\n%s", addr, colOut.String())
 		}
 	}
-	endpoint := "http://" + addr
+	return "http://" + addr
+}
 
-	// echotrace, built, exporting to the collector.
+// buildEchotrace builds the echotrace example into a temporary directory.
+func buildEchotrace(t *testing.T) string {
+	t.Helper()
 	echo := filepath.Join(t.TempDir(), "yolop-extension-echotrace")
 	gb := exec.Command("go", "build", "-o", echo, ".")
 	gb.Dir = filepath.Join(moduleDir(), "examples", "echotrace")
 	if out, err := gb.CombinedOutput(); err != nil {
 		t.Fatalf("build echotrace: %v\n%s", err, out)
 	}
-	eg := grant(t, filepath.Join(moduleDir(), "examples", "echotrace"), "", nil, "")
-	eg.Server.Command = echo
-	eg.Server.Env = map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
-	lg := grant(t, filepath.Join(moduleDir(), "package"), "logfire", map[string]string{"LOGFIRE_TOKEN": "tok-collector"}, `{"endpoint":"`+endpoint+`","service_name":"yolop-collector-test"}`)
-	s := newSession(t, lg, eg)
-	turn(t, s, "one")
-	turn(t, s, "two")
-	s.Close()
-
-	spans, ok := sink.WaitFor(wait, func(spans []otlptest.Span, _ []otlptest.Request) bool {
-		return countName(spans, "echo.render") == 2 && countName(spans, "turn") == 2
-	})
-	if !ok {
-		t.Fatalf("the collector forwarded:\n%s", otlptest.Tree(spans))
-	}
-	traces := map[string][]otlptest.Span{}
-	for _, sp := range spans {
-		traces[sp.TraceID] = append(traces[sp.TraceID], sp)
-	}
-	if len(traces) != 2 {
-		t.Errorf("%d traces, want one per turn:\n%s", len(traces), otlptest.Tree(spans))
-	}
-	for id, ss := range traces {
-		tree := otlptest.Tree(ss, "service.name")
-		want := "turn service.name=yolop-collector-test\n" +
-			"  execute_tool echo service.name=yolop-collector-test\n" +
-			"    tool/call echo service.name=yolop-extension-echotrace\n" +
-			"      echo.render service.name=yolop-extension-echotrace\n"
-		if tree != want {
-			t.Errorf("trace %s as the collector forwarded it:\n%s\nwant:\n%s", id, tree, want)
-		}
-	}
+	return echo
 }
