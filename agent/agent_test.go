@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -789,4 +790,32 @@ func TestCountsOnlyNearTheWindow(t *testing.T) {
 		t.Errorf("counted, the request fits without eliding: %q", summarize(got))
 	}
 	f.verify(t)
+}
+
+// TestRetryAfterIsHonoured: a 429 asking for a one-second wait is retried
+// after at least that second (the SDKs' own first backoff is at most half
+// of it), over both APIs, and the turn then completes.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	for _, anthropic := range []bool{false, true} {
+		t.Run(fmt.Sprintf("anthropic=%v", anthropic), func(t *testing.T) {
+			f := newFixture(t, `{"steps": [{"when": {"user": ""}, "reply": {"text": "after the wait"}}]}`,
+				setup{sopts: scripted.Options{RateLimit: 1, RetryAfter: 1}, anthropic: anthropic})
+			start := time.Now()
+			res, err := f.agent.Turn(context.Background(), "hello")
+			waited := time.Since(start)
+			if err != nil || res.Text != "after the wait" {
+				t.Fatalf("turn = %+v, %v", res, err)
+			}
+			if waited < time.Second {
+				t.Errorf("retried after %v, before the Retry-After of 1s", waited)
+			}
+			var statuses []int
+			for _, r := range f.srv.Requests() {
+				statuses = append(statuses, r.Status)
+			}
+			if !cmp.Equal(statuses, []int{429, 200}) {
+				t.Errorf("statuses %v", statuses)
+			}
+		})
+	}
 }
