@@ -80,6 +80,18 @@ type ModelConfig struct {
 // Ref is the model's reference, "<provider>/<model>".
 func (c ModelConfig) Ref() string { return c.Provider + "/" + c.Model }
 
+// KeyHint says, for an authentication failure, where the key came from
+// and how to replace it.
+func (c ModelConfig) KeyHint() string {
+	switch c.KeyFrom {
+	case FromConnections:
+		return fmt.Sprintf("the key used is the one stored in %s: replace it with `yolop model key %s`", FromConnections, c.Provider)
+	case "":
+		return fmt.Sprintf("or store a key with `yolop model key %s`", c.Provider)
+	}
+	return fmt.Sprintf("the key used is $%s (it takes precedence over a key stored with `yolop model key %s`)", c.KeyFrom, c.Provider)
+}
+
 // String describes the configuration, never the key.
 func (c ModelConfig) String() string {
 	key := "no API key"
@@ -234,6 +246,29 @@ func (h *Harness) ModelConfigured() (ref string, ok bool) {
 	default:
 		return sm.Model, true
 	}
+}
+
+// NoModelAdvice is what a front-end answers a message with when no model
+// is configured: the ways to configure one.
+const NoModelAdvice = "configure one with `yolop model`, under [model] in settings.toml, with YOLOP_MODEL or with --model <provider>/<model> (such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5)"
+
+// SessionModel reports whether an interactive session talks to a model,
+// and which: flag (a --model) when set, else the configured one. A
+// configured model that does not resolve (a malformed settings.toml, say)
+// is no model, with a warning saying why, so the session still runs its
+// commands; a flag that does not resolve fails later, in
+// [Harness.NewAgent].
+func (h *Harness) SessionModel(ctx context.Context, flag string) (ref string, ok bool, warning string) {
+	if flag != "" {
+		return flag, true, ""
+	}
+	if ref, ok = h.ModelConfigured(); !ok {
+		return "", false, ""
+	}
+	if _, err := h.ResolveModel(ctx, ""); err != nil {
+		return "", false, "no model for this session: " + err.Error()
+	}
+	return ref, true, ""
 }
 
 // SetModelKey stores provider's API key in connections.toml (see

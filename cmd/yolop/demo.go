@@ -50,8 +50,8 @@ command, a message the model answers with the command's result, and
 			if err != nil {
 				return fmt.Errorf("demo: the embedded model script: %w", err)
 			}
-			srv := scripted.NewServer(script, scripted.Options{})
-			if err := srv.Listen("127.0.0.1:0"); err != nil {
+			srv, err := scripted.Serve(cmd.Context(), script, "127.0.0.1:0")
+			if err != nil {
 				return fmt.Errorf("demo: starting the scripted model: %w", err)
 			}
 			defer srv.Close()

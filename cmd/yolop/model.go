@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -144,27 +141,11 @@ when set, take precedence over the stored key. --delete removes it.`,
 }
 
 // readModelKey reads a key: typed with echo off on a terminal, else one
-// line of stdin. Surrounding space is dropped; an empty key is an error.
+// line of stdin.
 func (a *app) readModelKey(prov string) (string, error) {
-	var line string
+	var hidden func() ([]byte, error)
 	if f, tty := a.stdinTerminal(); tty {
-		fmt.Fprintf(a.stderr, "%s API key (input hidden): ", prov)
-		b, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(a.stderr)
-		if err != nil {
-			return "", fmt.Errorf("reading the key: %w", err)
-		}
-		line = string(b)
-	} else {
-		l, err := bufio.NewReader(a.stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("reading the key from standard input: %w", err)
-		}
-		line = l
+		hidden = func() ([]byte, error) { return term.ReadPassword(int(f.Fd())) }
 	}
-	key := strings.TrimSpace(line)
-	if key == "" {
-		return "", fmt.Errorf("no %s API key given (an empty line); nothing was saved. Type it, or pipe it: printf '%%s\\n' \"$KEY\" | yolop model key %s", prov, prov)
-	}
-	return key, nil
+	return harness.ReadModelKey(prov, a.stdin, a.stderr, hidden)
 }

@@ -183,7 +183,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags) error {
 	case interrupt:
 		turnErr = interrupted{}
 	case errors.Is(turnErr, provider.ErrAuth):
-		turnErr = fmt.Errorf("yolop run: %w; %s", turnErr, keyHint(model))
+		turnErr = fmt.Errorf("yolop run: %w; %s", turnErr, model.KeyHint())
 	default:
 		turnErr = fmt.Errorf("yolop run: %w", turnErr)
 	}
@@ -214,18 +214,6 @@ func stopWarning(res agent.TurnResult) string {
 		return "the provider withheld or refused the model's reply (content filter)"
 	}
 	return fmt.Sprintf("the turn stopped: %s", res.Stop)
-}
-
-// keyHint adds to an authentication failure where the key came from and
-// how to replace it.
-func keyHint(c harness.ModelConfig) string {
-	switch c.KeyFrom {
-	case harness.FromConnections:
-		return fmt.Sprintf("the key used is the one stored in %s: replace it with `yolop model key %s`", harness.FromConnections, c.Provider)
-	case "":
-		return fmt.Sprintf("or store a key with `yolop model key %s`", c.Provider)
-	}
-	return fmt.Sprintf("the key used is $%s (it takes precedence over a key stored with `yolop model key %s`)", c.KeyFrom, c.Provider)
 }
 
 // textOut prints a turn for a person: the model's text as it streams, a

@@ -153,7 +153,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	defer s.Close()
 	dirGrants := s.InPlace()
 	co := cmds.Options{Session: s.Session, Out: r, BasePrompt: harness.BasePrompt, Local: s.Local(), Manager: a.manager, Ask: r,
-		Paint: a.paint, KeysHelp: r.editorHelp(), NoModel: noModel}
+		Paint: a.paint, KeysHelp: r.editorHelp(), NoModel: harness.NoModelAdvice}
 	if withModel {
 		co.Agent, err = h.NewAgent(ctx, s, harness.AgentOptions{Model: f.model, Provider: f.provider})
 		if err != nil {
