@@ -18,9 +18,6 @@ import (
 // with its generation, and the act span, which holds the host's tool span,
 // the extension's tool/call span and the extension's own child span.
 func TestCollectorAgentTurn(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an OpenTelemetry Collector; skipped with -short")
-	}
 	sink := otlptest.New()
 	defer sink.Close()
 	endpoint := startCollector(t, sink)

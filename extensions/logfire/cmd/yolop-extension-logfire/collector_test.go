@@ -74,9 +74,6 @@ func freePort(t *testing.T) string {
 // to the collector, which must accept them and forward one trace per turn
 // in which the echotrace spans sit inside the host's tool span.
 func TestCollector(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an OpenTelemetry Collector; skipped with -short")
-	}
 	sink := otlptest.New()
 	defer sink.Close()
 	endpoint := startCollector(t, sink)
@@ -122,6 +119,9 @@ func TestCollector(t *testing.T) {
 // receiver's endpoint. The collector stops when the test ends.
 func startCollector(t *testing.T, sink *otlptest.Receiver) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds an OpenTelemetry Collector; skipped with -short")
+	}
 	bin := collector(t)
 	addr := freePort(t)
 	conf := filepath.Join(t.TempDir(), "otelcol.yaml")
