@@ -41,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -370,19 +371,10 @@ func (a *Agent) noteFound(content string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, f := range found {
-		if f.Name != "" && !contains(a.found, f.Name) {
+		if f.Name != "" && !slices.Contains(a.found, f.Name) {
 			a.found = append(a.found, f.Name)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // add appends a message to the conversation.
