@@ -492,6 +492,14 @@ func (s *Session) StartInPlace(ctx context.Context, inPlace []host.Grant) (errs 
 	return errs, failed
 }
 
+// OnlyInPlaceFailed reports whether a session is of no use after
+// [Session.StartInPlace] reported failed: packages were loaded in place,
+// every one of them failed to start, and nothing else was asked for.
+func (s *Session) OnlyInPlaceFailed(failed int) bool {
+	n := len(s.inPlace)
+	return n > 0 && failed == n && len(s.Stats()) == n
+}
+
 // Close stops live config, closes the session and its extensions.
 func (s *Session) Close() {
 	s.stopWatch()

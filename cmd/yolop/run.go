@@ -154,7 +154,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags) error {
 	}
 
 	startErrs, dirFailed := s.StartInPlace(ctx, s.InPlace())
-	if n := len(f.exts); n > 0 && dirFailed == n && len(s.Stats()) == n {
+	if s.OnlyInPlaceFailed(dirFailed) {
 		return fmt.Errorf("yolop run: %w", errors.Join(startErrs...))
 	}
 	for _, e := range startErrs {

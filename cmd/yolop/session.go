@@ -165,8 +165,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	}
 	r.cmds = cmds.New(co)
 	startErrs, dirFailed := s.StartInPlace(ctx, dirGrants)
-	if n := len(f.exts); n > 0 && dirFailed == n && len(s.Stats()) == n {
-		// Nothing else was asked for: a session without it is no use.
+	if s.OnlyInPlaceFailed(dirFailed) {
 		return fmt.Errorf("yolop session: %w", errors.Join(startErrs...))
 	}
 	for _, e := range startErrs {
