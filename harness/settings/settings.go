@@ -30,6 +30,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -714,4 +715,161 @@ func (f *File) Model(ctx context.Context) (Model, bool, error) {
 		return Model{}, false, err
 	}
 	return m, present, nil
+}
+
+// ApprovalKey is the table holding the user's approval policy: which tool
+// calls to ask about, or refuse, beyond what the tools' manifests declare.
+//
+//	[approval]
+//	risk = "high"            # ask before a call of any tool whose declared risk is at least this
+//	[approval.extensions]
+//	echo = "ask"             # every tool of extension echo: "allow", "ask" or "deny"
+//	[approval.tools]
+//	"echo.reverse" = "deny"  # one tool: "<ext>.<tool>", or a built-in or MCP tool by its session name ("bash")
+//
+// A policy can only tighten: "allow" never lifts a manifest's approval =
+// "always".
+const ApprovalKey = "approval"
+
+// The rules of an [approval] entry, loosest to tightest; the same strings
+// as core/host's RuleAllow, RuleAsk and RuleDeny.
+const (
+	RuleAllow = "allow"
+	RuleAsk   = "ask"
+	RuleDeny  = "deny"
+)
+
+// Risks are a tool's declared risk levels, lowest first.
+var Risks = []string{"low", "medium", "high"}
+
+var (
+	approvalKeys = []string{"risk", "extensions", "tools"}
+	rules        = []string{RuleAllow, RuleAsk, RuleDeny}
+)
+
+// Approval is the [approval] table. The zero value is no policy.
+type Approval struct {
+	// Risk asks before every call of a tool whose declared risk is at
+	// least this ("low", "medium" or "high"); "" sets no risk rule. A tool
+	// that declares no risk is not covered.
+	Risk string
+	// Extensions maps an extension name to the rule for all its tools.
+	Extensions map[string]string
+	// Tools maps one tool to its rule: an extension's tool as
+	// "<ext>.<tool>" (the manifest's tool name), any other tool (built-in,
+	// MCP) by its session-wide name.
+	Tools map[string]string
+}
+
+// IsZero reports whether the table sets nothing.
+func (a Approval) IsZero() bool {
+	return a.Risk == "" && len(a.Extensions) == 0 && len(a.Tools) == 0
+}
+
+// Rule is the user's rule for one tool: the tightest (deny, then ask, then
+// allow) of its [approval.tools] entry, its extension's
+// [approval.extensions] entry and, when its declared risk reaches
+// [approval] risk, ask; "" when no entry covers it. ext is the tool's
+// extension ("" for a built-in or MCP tool), tool its own (manifest) name,
+// session its session-wide name and risk its declared risk ("" for none).
+func (a Approval) Rule(ext, tool, session, risk string) string {
+	rule := ""
+	tighten := func(r string) {
+		if slices.Index(rules, r) > slices.Index(rules, rule) {
+			rule = r
+		}
+	}
+	if ext != "" {
+		tighten(a.Tools[ext+"."+tool])
+		tighten(a.Extensions[ext])
+	} else {
+		tighten(a.Tools[session])
+	}
+	if a.Risk != "" && risk != "" && slices.Index(Risks, risk) >= slices.Index(Risks, a.Risk) {
+		tighten(RuleAsk)
+	}
+	return rule
+}
+
+// Approval returns the [approval] table (the zero Approval when there is
+// none). A key the table does not know, a rule that is not "allow", "ask"
+// or "deny" and a risk that is not "low", "medium" or "high" are errors
+// naming the file, the key and the allowed values.
+func (f *File) Approval(ctx context.Context) (Approval, error) {
+	var a Approval
+	err := f.read(ctx, func(d *doc) error {
+		if !d.k.Exists(ApprovalKey) {
+			return nil
+		}
+		table, ok := d.k.Get(ApprovalKey).(map[string]any)
+		if !ok {
+			return fmt.Errorf("%w %s: approval must be a table such as\n\n[approval]\nrisk = \"high\"\n[approval.tools]\n\"echo.reverse\" = \"ask\"\n\nfound %v", ErrMalformed, f.path, d.k.Get(ApprovalKey))
+		}
+		for k := range table {
+			if !slices.Contains(approvalKeys, k) {
+				return fmt.Errorf("%w %s: approval.%s is not an [approval] key; the keys are %s", ErrMalformed, f.path, k, strings.Join(approvalKeys, ", "))
+			}
+		}
+		if v, ok := table["risk"]; ok {
+			s, _ := v.(string)
+			if !slices.Contains(Risks, s) {
+				return fmt.Errorf("%w %s: approval.risk must be one of %s (ask before a call of any tool whose declared risk is at least that), found %v", ErrMalformed, f.path, quoted(Risks), tomlValue(v))
+			}
+			a.Risk = s
+		}
+		var err error
+		if a.Extensions, err = f.ruleTable(table, "extensions", `echo = "ask"`); err != nil {
+			return err
+		}
+		a.Tools, err = f.ruleTable(table, "tools", `"echo.reverse" = "deny"`)
+		return err
+	})
+	if err != nil {
+		return Approval{}, err
+	}
+	return a, nil
+}
+
+// ruleTable reads [approval.<key>]: names to rules.
+func (f *File) ruleTable(table map[string]any, key, example string) (map[string]string, error) {
+	v, ok := table[key]
+	if !ok {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w %s: approval.%s must be a table such as\n\n[approval.%s]\n%s\n\nfound %v", ErrMalformed, f.path, key, key, example, tomlValue(v))
+	}
+	out := make(map[string]string, len(m))
+	for name, r := range m {
+		s, _ := r.(string)
+		if !slices.Contains(rules, s) {
+			return nil, fmt.Errorf("%w %s: approval.%s.%q must be one of %s, found %v", ErrMalformed, f.path, key, name, quoted(rules), tomlValue(r))
+		}
+		if strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("%w %s: approval.%s has an empty name; name an extension or a tool", ErrMalformed, f.path, key)
+		}
+		out[name] = s
+	}
+	return out, nil
+}
+
+// quoted lists values as "a", "b" or "c".
+func quoted(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// tomlValue shows a found value as the file spells it.
+func tomlValue(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	if _, ok := v.(map[string]any); ok {
+		return "a table"
+	}
+	return fmt.Sprint(v)
 }
