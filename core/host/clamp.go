@@ -15,8 +15,8 @@ const MaxHookSubscriptions = 16
 // A Refusal is one part of a handshake the clamp refused because it is
 // wider than the approved manifest.
 type Refusal struct {
-	// Kind is "tool", "hook", "mcp_server", "prompt", "command" or
-	// "capability".
+	// Kind is "tool", "hook", "mcp_server", "prompt", "command",
+	// "provider" or "capability".
 	Kind string
 	// Name names the refused item.
 	Name string
@@ -42,6 +42,7 @@ type contributions struct {
 	uiAsk      bool
 	trace      bool
 	config     bool
+	provider   *ProviderInfo // nil when none is announced or none is left
 	refusals   []Refusal
 	warnings   []string
 }
@@ -202,6 +203,7 @@ func clamp(g *Grant, res *yep.InitializeResult, v yep.Version) *contributions {
 	c.uiAsk = optIn(yep.CapUIAsk, g.UIAsk)
 	c.trace = optIn(yep.CapTrace, g.Trace)
 	c.config = caps.Has(yep.CapConfig)
+	c.provider = clampProvider(g, caps, params, refuse)
 	return c
 }
 

@@ -24,6 +24,9 @@ type Grant struct {
 	// Prompt is nil when the extension contributes no prompt text.
 	Prompt   *PromptGrant
 	Commands []CommandGrant
+	// Provider is nil unless the extension offers a model provider: an
+	// OpenAI-compatible endpoint its server hosts on loopback.
+	Provider *ProviderGrant
 	// Skills lists SKILL.md directories the package ships (host-side only).
 	Skills []string
 	// Status, UIAsk and Trace are the reverse-direction opt-ins.
@@ -99,11 +102,28 @@ type CommandGrant struct {
 	Description string
 }
 
+// A ProviderGrant is the approved providers facet: the models an
+// extension may offer the agent, each with the context window the user
+// approved. The handshake names the endpoint and may only narrow the
+// models.
+type ProviderGrant struct {
+	// Name names the provider, for people and routing.
+	Name   string
+	Models []ProviderModel
+}
+
+// A ProviderModel is one approved model of a provider.
+type ProviderModel struct {
+	ID string
+	// ContextWindow is the model's context window in tokens, as approved.
+	ContextWindow int
+}
+
 // eager reports whether the extension must be running before the first
-// turn: it contributes a prompt, hooks, traces or MCP servers (which its
-// handshake announces).
+// turn: it contributes a prompt, hooks, traces, MCP servers or a model
+// provider (which its handshake announces).
 func (g *Grant) eager() bool {
-	return g.Prompt != nil || len(g.Hooks) > 0 || g.Trace || len(g.MCPServers) > 0
+	return g.Prompt != nil || len(g.Hooks) > 0 || g.Trace || len(g.MCPServers) > 0 || g.Provider != nil
 }
 
 func (p *PromptGrant) maxBytes() int {

@@ -34,7 +34,8 @@ type InitializeResult struct {
 	Capabilities Capabilities `json:"capabilities,omitempty"`
 	// CapabilityParams details each contribution: "tools" holds
 	// []ToolDecl, "prompt" a PromptDecl, "hooks" []HookSubscription,
-	// "mcp_servers" []MCPServerDecl, "commands" []CommandDecl.
+	// "mcp_servers" []MCPServerDecl, "commands" []CommandDecl, "provider" a
+	// ProviderParams.
 	CapabilityParams CapabilityParams `json:"capability_params,omitempty"`
 }
 

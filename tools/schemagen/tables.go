@@ -30,6 +30,8 @@ var Required = map[string]bool{
 	"HookSubscription.event":                true,
 	"MCPServerDecl.name":                    true,
 	"CommandDecl.name":                      true,
+	"ProviderParams.baseUrl":                true,
+	"ProviderParams.models":                 true,
 	"ToolCallParams.name":                   true,
 	"ToolUpdateParams.request_id":           true,
 	"CancelParams.id":                       true,
@@ -91,6 +93,7 @@ var CapabilityParamShapes = []TokenParams{
 	{yep.CapHooks, reflect.TypeFor[yep.HookSubscription](), true, "The server's hook subscriptions, a subset of the manifest's."},
 	{yep.CapMCPServers, reflect.TypeFor[yep.MCPServerDecl](), true, "The MCP servers the extension provides, clamped by name and transport shape."},
 	{yep.CapCommands, reflect.TypeFor[yep.CommandDecl](), true, "The slash commands the server answers."},
+	{yep.CapProvider, reflect.TypeFor[yep.ProviderParams](), false, "The OpenAI-compatible endpoint the server hosts on loopback, offered as a model provider; clamped by the manifest's provider facet."},
 }
 
 // An ErrorCode names one error code for meta.json.
