@@ -147,6 +147,18 @@ func (s *Server) initialize(conn *jsonrpc.Conn, params json.RawMessage) (any, er
 			return nil, yep.Errorf(yep.CodeInvalidParams, "extension %q: config rejected: %v", s.info.Name, err)
 		}
 	}
+	var provider *yep.ProviderParams
+	if s.provider != nil {
+		pp, err := guard(s, "Provider", func() (yep.ProviderParams, error) { return s.provider(s.life) })
+		if err != nil {
+			var we *yep.Error
+			if errors.As(err, &we) {
+				return nil, we
+			}
+			return nil, yep.Errorf(yep.CodeInternalError, "extension %q: its model provider did not start: %v", s.info.Name, err)
+		}
+		provider = &pp
+	}
 	host := p.Capabilities
 	// The connection is published before the session: the host-facing
 	// calls check the session, then use the connection. (ServeConn stores
@@ -162,6 +174,9 @@ func (s *Server) initialize(conn *jsonrpc.Conn, params json.RawMessage) (any, er
 	})
 	res := s.result
 	res.ProtocolVersion = v.String()
+	if provider != nil {
+		res = withProvider(res, *provider)
+	}
 	return res, nil
 }
 

@@ -5,8 +5,10 @@
 // A [Server] is configured by registering handlers — [Server.Tool],
 // [Server.StreamingTool], [Server.OnHook], [Server.Prompt],
 // [Server.DynamicPrompt], [Server.Command], [Server.MCPServer],
-// [Server.OnConfig], [Server.OnConfigChanged], [Server.OnTrace] and
-// [Server.OnWorkspaceChanged] — and then served with [Server.Serve], which
+// [Server.OnConfig], [Server.OnConfigChanged], [Server.OnTrace],
+// [Server.OnWorkspaceChanged] and [Server.Provider] (a model provider: an
+// OpenAI-compatible endpoint on loopback, announced at initialize) — and
+// then served with [Server.Serve], which
 // runs over stdin and stdout until the host sends shutdown and exit or
 // closes stdin.
 //

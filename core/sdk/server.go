@@ -125,9 +125,11 @@ type Server struct {
 	onConfigChanged func(ctx context.Context, cfg json.RawMessage) (restart bool, err error)
 	onTrace         func(ev yep.TraceEventParams)
 	onWorkspace     func(root string)
+	provider        ProviderFunc
 	result          yep.InitializeResult // the handshake template
 
 	// Connection state.
+	life     context.Context // cancelled when ServeConn returns
 	conn     atomic.Pointer[jsonrpc.Conn]
 	sess     atomic.Pointer[session]
 	initMu   sync.Mutex // serialises initialize
@@ -390,6 +392,9 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer) error 
 		return errors.New("sdk: this Server has already served a connection; create a new one with NewServer")
 	}
 	s.freeze()
+	var stop context.CancelFunc
+	s.life, stop = context.WithCancel(ctx)
+	defer stop()
 
 	s.events = newEventQueue(s.log, maxQueuedEvents)
 	opts := jsonrpc.Options{
