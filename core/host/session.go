@@ -66,6 +66,21 @@ type SessionOptions struct {
 	// grant. Nil checks only that the arguments are JSON (core depends on
 	// no JSON Schema validator; the harness supplies one).
 	CompileArgs func(schema json.RawMessage) (check func(args json.RawMessage) error, err error)
+	// Policy is the user's rule for one tool (RuleAllow, RuleAsk,
+	// RuleDeny, or "" for none), asked on every call with the serving
+	// extension's name and version ("" for a built-in or contributed
+	// tool). It can only tighten what the manifest declares: the call's
+	// rule is the tightest of the manifest's (approval "always" asks,
+	// anything else allows) and Policy's; an unknown answer counts as ask.
+	// Nil leaves the manifest's rule. See [Session.CallTool].
+	Policy func(t ToolInfo, ext, version string) string
+	// Approve decides a call that needs approval; nil puts
+	// [ApprovalRequest.Question] to the user through Ask as a ui/ask with
+	// options ["allow", "deny"] (the answer "allow" approves; anything
+	// else, cancelled included, denies), one question at a time: a call
+	// that needs approval while another question is open is denied.
+	// Approve may return an error (counted as a denial with that reason).
+	Approve func(ctx context.Context, r ApprovalRequest) (approved bool, reason string, err error)
 	// Extension is the template for every extension's options; Transport,
 	// Logger, sinks, session id and workspace are filled in.
 	Extension ExtensionOptions
@@ -336,9 +351,16 @@ func (s *Session) Extension(name string) (*Extension, bool) {
 // every hook/fire of the call, and its ids into the tool.started and
 // tool.completed trace events, which bracket the hooks and the call.
 //
+// After the hooks, and before a lazy server is started or the server
+// called, the call is approved: the tightest of the manifest's approval
+// and [SessionOptions.Policy] decides whether it runs, is put to the user
+// (see [SessionOptions.Approve]) or is denied. tool.approval reports every
+// call asked about or denied, and every call a hook blocked.
+//
 // A name that is no tool of the session fails matching [ErrNoSuchTool], a
-// block by a hook with a *[HookBlockedError] and the limit with a
-// *[ToolTimeoutError]; see [Extension.CallTool] for the extension's own.
+// block by a hook with a *[HookBlockedError], a denial with a
+// *[ApprovalDeniedError] and the limit with a *[ToolTimeoutError]; see
+// [Extension.CallTool] for the extension's own.
 func (s *Session) CallTool(ctx context.Context, name, callID string, args json.RawMessage, onUpdate func(yep.ToolUpdateParams)) (res yep.ToolResult, err error) {
 	s.mu.Lock()
 	t := s.tools[name]
@@ -369,7 +391,8 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		if e, ok := t.cap.(*Extension); ok {
 			ext = e.ExtName()
 		}
-		s.Emit(tool.event(yep.TraceToolStarted, turn, yep.ToolStartedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID, Args: args}))
+		narration := s.scrub(Narrate(t.def.Narration, name, redactArgs(t.def.InputSchema, args)))
+		s.Emit(tool.event(yep.TraceToolStarted, turn, yep.ToolStartedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID, Args: args, Narration: narration}))
 		defer func() {
 			done := yep.ToolCompletedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID,
 				DurationMS: float64(time.Since(start).Microseconds()) / 1000, IsError: err != nil || res.IsError, Status: toolStatus(res, err)}
@@ -389,6 +412,12 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 
 	mutated, err := s.firePre(ctx, t, callID, args, tool, turn)
 	if err != nil {
+		var blocked *HookBlockedError
+		if errors.As(err, &blocked) && tool.observed {
+			ext, version := toolExtension(t)
+			s.Emit(tool.event(yep.TraceToolApproval, turn, yep.ToolApprovalData{Tool: name, Capability: blocked.Capability, Extension: ext, Version: version,
+				ToolCallID: callID, Decision: yep.ApprovalBlocked, By: yep.ApprovalByHook, Reason: blocked.Reason}))
+		}
 		return yep.ToolResult{}, err
 	}
 	if string(mutated) != string(args) {
@@ -397,6 +426,11 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 			return yep.ToolResult{}, err
 		}
 		args = mutated
+	}
+	// The user approves the arguments the server will get, and a hook's
+	// block spares them the question.
+	if err := s.approve(ctx, t, callID, args, tool, turn); err != nil {
+		return yep.ToolResult{}, err
 	}
 	if e, ok := t.cap.(*Extension); ok {
 		// Start a lazy server first: its start is bounded by the handshake
@@ -451,6 +485,8 @@ func toolStatus(res yep.ToolResult, err error) string {
 		return yep.ToolOK
 	case errors.As(err, &blocked):
 		return yep.ToolBlocked
+	case errors.Is(err, ErrApprovalDenied):
+		return yep.ToolDenied
 	case errors.Is(err, ErrToolTimeout):
 		return yep.ToolTimeout
 	case errors.Is(err, context.Canceled) || errors.Is(err, yep.ErrCancelled):

@@ -112,7 +112,10 @@ const (
 	// whose data names the hook's event, tool, extension and capability,
 	// the decision (allow, block, mutate, or error when the hook failed),
 	// the reason, the error, and duration_ms.
-	TraceHookFired        = "hook.fired"
+	TraceHookFired = "hook.fired"
+	// TraceToolApproval is the approval decision on one tool call (see
+	// [ToolApprovalData]), under the call's tool span.
+	TraceToolApproval     = "tool.approval"
 	TraceSessionStarted   = "session.started"
 	TraceSessionCompleted = "session.completed"
 )
@@ -122,5 +125,5 @@ var TraceEventTypes = []string{
 	TraceSessionStarted, TraceSessionCompleted,
 	TraceTurnStarted, TraceTurnCompleted, TraceReasonStarted, TraceReasonCompleted,
 	TraceActStarted, TraceActCompleted, TraceToolStarted, TraceToolCompleted,
-	TraceLLMGeneration, TraceHookFired,
+	TraceLLMGeneration, TraceHookFired, TraceToolApproval,
 }

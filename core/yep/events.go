@@ -29,6 +29,11 @@ const (
 	// EventTextDelta is the next piece of the model's reply as it streams
 	// (emitted by the agent loop above the host).
 	EventTextDelta = "text.delta"
+	// EventToolApproval is [TraceToolApproval], the approval decision on
+	// one tool call: the user approved or denied it when asked, the user's
+	// policy denied it, or a pre_tool_use hook blocked it. A call allowed
+	// without asking has none. Trace consumers get it too.
+	EventToolApproval = TraceToolApproval
 )
 
 // An EventInfo describes one event type: the Go type of its data, and
@@ -55,6 +60,7 @@ var Events = []EventInfo{
 	{TraceToolCompleted, typeOf[ToolCompletedData](), true, "A tool call ended, after its post_tool_use hooks."},
 	{TraceLLMGeneration, typeOf[LLMGenerationData](), true, "One model generation: a single event, not a pair."},
 	{TraceHookFired, typeOf[HookFiredData](), true, "One hook/fire of a tool call answered or failed."},
+	{TraceToolApproval, typeOf[ToolApprovalData](), true, "A tool call was asked about and approved or denied, denied by the user's policy, or blocked by a hook; between tool.started and tool.completed."},
 	{EventToolUpdate, typeOf[ToolUpdateData](), false, "A tool call streamed output or progress."},
 	{EventTextDelta, typeOf[TextDeltaData](), false, "The model's reply streamed another piece of text (emitted by the agent loop)."},
 	{EventStatusChanged, typeOf[StatusChangedData](), false, "An extension set or cleared its status text."},
@@ -117,6 +123,10 @@ type ToolStartedData struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Args are the checked arguments, before any hook rewrote them.
 	Args json.RawMessage `json:"args,omitempty"`
+	// Narration is the line a front-end shows for the call: the tool's
+	// manifest narration template filled with the arguments (secret ones
+	// redacted), or the tool name. Never text a server supplied.
+	Narration string `json:"narration,omitempty"`
 }
 
 // Tool call outcomes, the status of tool.completed.
@@ -124,6 +134,7 @@ const (
 	ToolOK        = "ok"
 	ToolError     = "tool_error" // the tool answered an error result
 	ToolBlocked   = "blocked"    // a pre_tool_use hook blocked the call
+	ToolDenied    = "denied"     // the user or the user's policy denied the call
 	ToolTimeout   = "timeout"
 	ToolCancelled = "cancelled"
 	ToolFailed    = "error" // the call failed: the server, the arguments, the transport
@@ -139,10 +150,42 @@ type ToolCompletedData struct {
 	DurationMS float64 `json:"duration_ms"`
 	// IsError is set when the call failed or its result is an error.
 	IsError bool `json:"is_error"`
-	// Status is one of ok, tool_error, blocked, timeout, cancelled, error.
+	// Status is one of ok, tool_error, blocked, denied, timeout,
+	// cancelled, error.
 	Status string `json:"status"`
 	// Error is the failure's text when the call failed.
 	Error string `json:"error,omitempty"`
+}
+
+// Tool approval decisions and who made them, in tool.approval.
+const (
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+	ApprovalBlocked  = "blocked"
+
+	ApprovalByUser   = "user"
+	ApprovalByPolicy = "policy"
+	ApprovalByHook   = "hook"
+)
+
+// ToolApprovalData is the data of tool.approval.
+type ToolApprovalData struct {
+	// Tool is the session name of the tool.
+	Tool string `json:"tool"`
+	// Capability serves the tool; for a hook's block it is the hook's
+	// capability.
+	Capability string `json:"capability,omitempty"`
+	// Extension and Version name the extension serving the tool, when one
+	// does.
+	Extension  string `json:"extension,omitempty"`
+	Version    string `json:"version,omitempty"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Decision is approved, denied or blocked.
+	Decision string `json:"decision"`
+	// By is user, policy or hook.
+	By string `json:"by"`
+	// Reason says why the call was asked about, denied or blocked.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ToolUpdateData is the data of tool.update.
