@@ -126,6 +126,14 @@ type InstallRequest struct {
 	// Consent approves a fresh install or a widening update. Nil declines
 	// both (a non-widening update needs no consent).
 	Consent Consent
+	// Enable enables the extension once it is installed (what
+	// [Manager.EnableWith] does, asking Ask for required config fields
+	// that are unset), and the outcome carries the grant a running session
+	// activates. False leaves settings.toml alone.
+	Enable bool
+	// Ask asks for required config when Enable; nil asks nothing, and a
+	// required field that is unset fails the enable (the install stays).
+	Ask host.AskSink
 	// repair replaces a damaged store copy with the fetched package.
 	repair bool
 }
@@ -146,6 +154,9 @@ type Outcome struct {
 	Enabled bool
 	// Warnings are manifest warnings and skipped git submodules.
 	Warnings []string
+	// Grant is the grant a session runs the extension with, set when
+	// [InstallRequest.Enable] enabled it.
+	Grant *host.Grant
 }
 
 // Install stages the source, shows the proposal to req.Consent and
@@ -156,7 +167,16 @@ func (m *Manager) Install(ctx context.Context, req InstallRequest) (*Outcome, er
 	if err != nil {
 		return nil, err
 	}
-	return m.install(ctx, src, req)
+	out, err := m.install(ctx, src, req)
+	if err != nil || !req.Enable {
+		return out, err
+	}
+	g, err := m.EnableWith(ctx, out.Name, req.Ask)
+	if err != nil {
+		return out, fmt.Errorf("%s is installed, but %w; fix that and run `yolop ext enable %s`", out.Name, err, out.Name)
+	}
+	out.Enabled, out.Grant = true, &g
+	return out, nil
 }
 
 func (m *Manager) install(ctx context.Context, src packaging.Source, req InstallRequest) (*Outcome, error) {
@@ -305,6 +325,43 @@ func (m *Manager) UpdateFrom(ctx context.Context, name, registry string, consent
 	// The source still has the approved content but the store copy does
 	// not: ask again as for a fresh install, then replace the copy.
 	return m.reinstall(ctx, src, req, verr)
+}
+
+// Refresh is what a reload of an extension being edited needs before its
+// server restarts. A path source is referenced in place, so code edits
+// run as they are; its manifest, though, is pinned at approval, and
+// Refresh re-pins it (the [Manager.Update] of that source) when the
+// change widens nothing — unchanged, narrowed or notes only — without
+// asking: the grant did not grow. A change that widens the grant is
+// refused with an error matching [packaging.ErrManifestChanged] that
+// shows the diff and names update_extension and `yolop ext update`,
+// which ask the user; nothing is written then. Other sources are fetched
+// copies that reloading does not touch: Refresh returns nil, nil.
+func (m *Manager) Refresh(ctx context.Context, name string) (*Outcome, error) {
+	lock, err := m.o.Store.ReadLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := lock.Entry(name)
+	if e == nil {
+		return nil, fmt.Errorf("reload %s: %w (see `yolop ext list`)", name, packaging.ErrNotInstalled)
+	}
+	if e.Kind != packaging.SourcePath {
+		return nil, nil
+	}
+	var widened *Proposal
+	out, err := m.Update(ctx, name, func(_ context.Context, p Proposal) error {
+		widened = &p
+		return packaging.ErrManifestChanged
+	})
+	if widened != nil {
+		return nil, fmt.Errorf("reload %s: %w: %s widens what the user approved, so it was not reloaded (the running server is left as it was):\n%s\ncall update_extension %s (or run `yolop ext update %s`) to show the user the change and ask",
+			name, packaging.ErrManifestChanged, e.Source, strings.TrimRight(widened.Text, "\n"), name, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reload %s: %w", name, err)
+	}
+	return out, nil
 }
 
 // reinstall replaces a damaged store copy with a fresh fetch of the same
