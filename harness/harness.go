@@ -431,6 +431,13 @@ type SessionOptions struct {
 	// the session's hooks like any tool. It is added whatever NoBuiltins
 	// says; false leaves it out.
 	CodingTools bool
+	// Approve decides a tool call that needs approval — its manifest says
+	// approval = "always", or the user's [approval] table in
+	// settings.toml asks (see [ApprovalPolicy]) — and returns whether it
+	// may run and why. Nil puts the question to Ask as a ui/ask with the
+	// options "allow" and "deny". A front-end with no one to ask passes a
+	// [RunApprover]'s.
+	Approve func(ctx context.Context, r host.ApprovalRequest) (approved bool, reason string, err error)
 }
 
 // A Session is a [host.Session] assembled by a [Harness]. Close it.
@@ -441,6 +448,7 @@ type Session struct {
 	inPlace   []host.Grant
 	extra     []host.Grant
 	rec       *recording
+	policy    sessionPolicy
 }
 
 // Local returns the grants the session runs in place, by name:
@@ -510,10 +518,12 @@ func (s *Session) Close() {
 
 // NewSession assembles a session: the built-ins, then o.Extra, then every
 // enabled extension that loads, each verified against its approval before
-// every spawn, with the session tool timeout from settings.toml and every
+// every spawn, with the session tool timeout and the user's approval
+// policy ([approval], see [ApprovalPolicy]) from settings.toml and every
 // stored secret scrubbed from what leaves the extensions. What could not
-// load is returned as warnings, never an error. Nothing is started until
-// Start.
+// load is returned as warnings, never an error — a malformed [approval]
+// too, after which every tool call asks for approval. Nothing is started
+// until Start.
 func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, []string) {
 	var warnings []string
 	grants := append([]host.Grant(nil), o.Extra...)
@@ -526,6 +536,10 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 	if err != nil {
 		warnings = append(warnings, err.Error()+"; using each tool's own timeout")
 	}
+	s := &Session{h: h, stopWatch: func() {}, extra: slices.Clone(o.Extra)}
+	if err := s.policy.load(ctx, h.settings); err != nil {
+		warnings = append(warnings, err.Error())
+	}
 	ws := o.WorkspaceRoot
 	if ws == "" {
 		ws, _ = os.Getwd()
@@ -534,7 +548,6 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 	if id == "" {
 		id = fmt.Sprintf("s-%d", time.Now().UnixNano())
 	}
-	s := &Session{h: h, stopWatch: func() {}, extra: slices.Clone(o.Extra)}
 	var builtins []host.Capability
 	if !o.NoBuiltins {
 		builtins = h.Builtins(BuiltinOptions{
@@ -573,10 +586,16 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 		ToolTimeout:   toolTimeout,
 		CompileArgs:   packaging.CompileArgs,
 		Extension:     host.ExtensionOptions{Scrub: h.scrub.Scrub},
+		Policy:        s.policy.rule,
+		Approve:       o.Approve,
 	})
 	h.live.Store(s.Session)
 	if o.LiveConfig {
-		s.stopWatch = h.watchConfig(s.Session)
+		s.stopWatch = h.watchConfig(s.Session, func(ctx context.Context) {
+			if err := s.policy.load(ctx, h.settings); err != nil {
+				s.Emit(host.Event{Type: yep.EventWarning, Data: yep.WarningData{Message: err.Error()}})
+			}
+		})
 	}
 	return s, warnings
 }
@@ -601,9 +620,11 @@ func (h *Harness) OpenSession(ctx context.Context, o SessionOptions, dirs []stri
 // the installed extensions of a running session: each one's config is
 // re-resolved and validated, then pushed as config/changed, or its server
 // restarted when its environment changed; each is a config.changed event.
-// The returned function stops watching.
-func (h *Harness) watchConfig(s *host.Session) func() {
+// changed runs first on every change (the session re-reads its approval
+// policy). The returned function stops watching.
+func (h *Harness) watchConfig(s *host.Session, changed func(context.Context)) func() {
 	stop, err := config.Watch(h.dir, []string{settings.FileName, secrets.FileName}, 0, func(ctx context.Context) {
+		changed(ctx)
 		h.ReloadScrubber(ctx)
 		for _, st := range s.Stats() {
 			m, err := h.InstalledManifest(ctx, st.Name)
