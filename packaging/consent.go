@@ -133,6 +133,9 @@ func Summary(m *Manifest) string {
 	} else {
 		b.WriteString("  Commands: none\n")
 	}
+	if f.Provider != nil {
+		fmt.Fprintf(&b, "  %s (an OpenAI-compatible endpoint the server hosts on loopback)\n", providerSummary(f.Provider))
+	}
 	switch {
 	case f.Skills && len(m.Skills) > 0:
 		fmt.Fprintf(&b, "  Skills (%d, read-only text the agent may read):\n", len(m.Skills))
@@ -266,8 +269,8 @@ func (c Change) String() string {
 // Diff compares the approved manifest old (nil for a fresh install, where
 // every contribution widens) with next, section by section: identity,
 // engines, protocol, server command, tools, hooks, MCP servers, prompt,
-// commands, opt-ins, skills (by content digest), config fields and prebuilt
-// binaries.
+// commands, model provider, opt-ins, skills (by content digest), config
+// fields and prebuilt binaries.
 func Diff(old, next *Manifest) Change {
 	d := &differ{}
 	if old == nil {
@@ -291,6 +294,7 @@ func Diff(old, next *Manifest) Change {
 	d.mcpServers(of.MCPServers, nf.MCPServers)
 	d.prompt(of.Prompt, nf.Prompt)
 	d.commands(next.Name, of.Commands, nf.Commands)
+	d.provider(of.Provider, nf.Provider)
 	d.optIns(of, nf)
 	d.skills(of, nf, old, next)
 	ofs, _ := old.ConfigFields()

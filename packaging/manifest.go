@@ -83,6 +83,10 @@ type Facet struct {
 	MCPServers       []MCPServer `json:"mcpServers,omitempty"`
 	Prompt           *Prompt     `json:"prompt,omitempty"`
 	Commands         []Command   `json:"commands,omitempty"`
+	// Provider offers the agent a model provider: an OpenAI-compatible
+	// endpoint the capability server hosts on loopback and announces in
+	// its handshake. Nil when the package offers none.
+	Provider *Provider `json:"provider,omitempty"`
 	// Skills says the package ships skills/ with SKILL.md files.
 	Skills bool `json:"skills,omitempty"`
 	// Status, UIAsk and Trace are the reverse-channel opt-ins (D4).
@@ -260,6 +264,26 @@ type Command struct {
 	// Example is sample arguments doctor runs the command with, as typed
 	// after /<ext>:<name>; empty runs it with none.
 	Example string `json:"example,omitempty"`
+}
+
+// A Provider is the providers facet: the models the extension may offer
+// the agent, the upper bound the user approves. The handshake announces
+// the endpoint's base URL and may only narrow the models.
+type Provider struct {
+	// Name names the provider: a letter or '_', then letters, digits and
+	// '_'.
+	Name   string          `json:"name"`
+	Models []ProviderModel `json:"models"`
+}
+
+// A ProviderModel is one model a provider may offer.
+type ProviderModel struct {
+	// ID is the model id sent to the endpoint, e.g. "llama3.1:8b" or
+	// "qwen/qwen3": letters, digits and . _ : / -, no whitespace.
+	ID string `json:"id"`
+	// ContextWindow is the model's context window in tokens, 1 to
+	// MaxContextWindow; the agent trusts it, so it is part of the approval.
+	ContextWindow int `json:"context_window"`
 }
 
 // An Artifact is a prebuilt server binary for one target triple.

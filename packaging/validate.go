@@ -382,6 +382,10 @@ func (c *checker) check() {
 			needsServer = append(needsServer, o.name)
 		}
 	}
+	if f.Provider != nil {
+		c.checkProvider(f.Provider)
+		needsServer = append(needsServer, "provider")
+	}
 	if f.CapabilityServer == nil && len(needsServer) > 0 {
 		c.errf(nil, "yolop.capabilityServer", "missing, but %s need a capability server to serve them", strings.Join(needsServer, ", "))
 	}

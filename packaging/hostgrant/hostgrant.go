@@ -53,10 +53,10 @@ func serverSpec(m *packaging.Manifest) core.ServerSpec {
 
 // FromManifest builds the static part of a Grant from a loaded (and, for an
 // installed package, verified) manifest: identity, server spec with the
-// package directory, tools, hooks, MCP servers, prompt, commands, skill
-// directories, opt-ins and config schema. Config is left nil: the caller
-// fills it with the validated, non-secret capability config, and adds the
-// env of `env`/`secret` config fields to Server.Env.
+// package directory, tools, hooks, MCP servers, prompt, commands, model
+// provider, skill directories, opt-ins and config schema. Config is left
+// nil: the caller fills it with the validated, non-secret capability
+// config, and adds the env of `env`/`secret` config fields to Server.Env.
 //
 // A manifest without a yolop facet, or without a capability server, has
 // nothing to run and is an error naming the extension.
@@ -97,6 +97,12 @@ func FromManifest(m *packaging.Manifest) (host.Grant, error) {
 	}
 	for _, c := range f.Commands {
 		g.Commands = append(g.Commands, host.CommandGrant{Name: c.Name, Description: c.Description})
+	}
+	if p := f.Provider; p != nil {
+		g.Provider = &host.ProviderGrant{Name: p.Name}
+		for _, pm := range p.Models {
+			g.Provider.Models = append(g.Provider.Models, host.ProviderModel{ID: pm.ID, ContextWindow: pm.ContextWindow})
+		}
 	}
 	if f.Skills {
 		dirs, err := skillDirs(m.Dir)
