@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -90,40 +89,6 @@ func (r ApprovalRequest) Question() string {
 	b.WriteString("?")
 	return b.String()
 }
-
-// ErrApprovalDenied is matched by the error of [Session.CallTool] for a
-// call the user or the user's policy denied: a *[ApprovalDeniedError].
-// Nothing was called.
-var ErrApprovalDenied = errors.New("tool call denied")
-
-// An ApprovalDeniedError reports a tool call that was denied before it
-// ran. It matches [ErrApprovalDenied].
-type ApprovalDeniedError struct {
-	// Tool is the session name of the tool; Capability, Extension and
-	// Version name what serves it (Extension and Version empty for a
-	// built-in or contributed tool).
-	Tool, Capability, Extension, Version string
-	// By is "policy" (the user's policy denies the tool) or "user" (the
-	// user, or the approver, answered anything but allow).
-	By string
-	// Reason says why, as a person reads it.
-	Reason string
-}
-
-func (e *ApprovalDeniedError) Error() string {
-	of := who(e.Extension, e.Version, e.Capability)
-	if e.By == yep.ApprovalByPolicy {
-		return fmt.Sprintf("tool %q of %s was denied by your policy (settings.toml [approval]); change the rule there to run it", e.Tool, of)
-	}
-	reason := e.Reason
-	if reason == "" {
-		reason = "the user denied the call"
-	}
-	return fmt.Sprintf("tool %q of %s was not run: %s", e.Tool, of, reason)
-}
-
-// Unwrap returns [ErrApprovalDenied].
-func (e *ApprovalDeniedError) Unwrap() error { return ErrApprovalDenied }
 
 // ruleRank orders the rules loosest to tightest; an unknown rule counts
 // as ask.
@@ -367,7 +332,7 @@ func placeholderName(name string) bool {
 // compact JSON.
 func argText(raw json.RawMessage) string {
 	var str string
-	if json.Unmarshal(raw, &str) == nil {
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &str) == nil {
 		return str
 	}
 	var buf bytes.Buffer

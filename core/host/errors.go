@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"yolop.dev/core/yep"
 )
 
 // The errors of a [Session] and an [Extension] match, with errors.Is, one
@@ -84,6 +86,10 @@ var (
 	// ErrHookBlocked is matched by the error of a tool call a pre_tool_use
 	// hook blocked: a *[HookBlockedError].
 	ErrHookBlocked = errors.New("blocked by a hook")
+	// ErrApprovalDenied is matched by the error of [Session.CallTool] for
+	// a call the user or the user's policy denied: a
+	// *[ApprovalDeniedError]. Nothing was called.
+	ErrApprovalDenied = errors.New("tool call denied")
 )
 
 // A ToolTimeoutError reports a tool call that ran longer than its limit
@@ -120,6 +126,35 @@ func (e *HookBlockedError) Error() string {
 
 // Unwrap returns [ErrHookBlocked].
 func (e *HookBlockedError) Unwrap() error { return ErrHookBlocked }
+
+// An ApprovalDeniedError reports a tool call that was denied before it
+// ran. It matches [ErrApprovalDenied].
+type ApprovalDeniedError struct {
+	// Tool is the session name of the tool; Capability, Extension and
+	// Version name what serves it (Extension and Version empty for a
+	// built-in or contributed tool).
+	Tool, Capability, Extension, Version string
+	// By is "policy" (the user's policy denies the tool) or "user" (the
+	// user, or the approver, answered anything but allow).
+	By string
+	// Reason says why, as a person reads it.
+	Reason string
+}
+
+func (e *ApprovalDeniedError) Error() string {
+	of := who(e.Extension, e.Version, e.Capability)
+	if e.By == yep.ApprovalByPolicy {
+		return fmt.Sprintf("tool %q of %s was denied by your policy (settings.toml [approval]); change the rule there to run it", e.Tool, of)
+	}
+	reason := e.Reason
+	if reason == "" {
+		reason = "the user denied the call"
+	}
+	return fmt.Sprintf("tool %q of %s was not run: %s", e.Tool, of, reason)
+}
+
+// Unwrap returns [ErrApprovalDenied].
+func (e *ApprovalDeniedError) Unwrap() error { return ErrApprovalDenied }
 
 // A hostError is an error whose text is written for a person, naming the
 // extension and what was asked of it, and which matches its sentinel and
