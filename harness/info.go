@@ -46,6 +46,41 @@ type Info struct {
 	// Lock holds the pinned fields of an installed extension.
 	Lock   *LockFields            `json:"lock,omitempty"`
 	Config []manager.ConfigStatus `json:"config"`
+	// Provider is the model provider the extension announced in the
+	// harness's live session, after the clamp; nil when it offers none,
+	// or is not running there. The approved models and their context
+	// windows are in Summary.
+	Provider *ProviderEndpoint `json:"provider,omitempty"`
+}
+
+// A ProviderEndpoint is where a running extension serves its model
+// provider, and which of the approved models it offers.
+type ProviderEndpoint struct {
+	Name    string   `json:"name"`
+	BaseURL string   `json:"base_url"`
+	Models  []string `json:"models"`
+}
+
+// liveProvider is the provider extension name announced in the live
+// session, or nil.
+func (h *Harness) liveProvider(name string) *ProviderEndpoint {
+	s := h.live.Load()
+	if s == nil {
+		return nil
+	}
+	e, ok := s.Extension(name)
+	if !ok {
+		return nil
+	}
+	p, ok := e.Provider()
+	if !ok {
+		return nil
+	}
+	ep := &ProviderEndpoint{Name: p.Name, BaseURL: p.BaseURL}
+	for _, m := range p.Models {
+		ep.Models = append(ep.Models, m.ID)
+	}
+	return ep
 }
 
 // LockFields are what extensions.lock pins for an installed extension.
@@ -108,6 +143,7 @@ func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, erro
 		l := list[i]
 		in.Enabled, in.Health, in.Warnings, in.Config = l.Enabled, l.Health, l.Warnings, l.Config
 	}
+	in.Provider = h.liveProvider(name)
 	if _, err := h.store.VerifyInstalled(ctx, name); err != nil {
 		var mc *packaging.ManifestChangedError
 		switch {
@@ -133,7 +169,9 @@ func (h *Harness) infoOfDir(ctx context.Context, dir string) (*Info, error) {
 			return h.infoOfInstalled(ctx, m.Name)
 		}
 	}
-	return notInstalled(m, m.Dir, packaging.SourcePath), nil
+	in := notInstalled(m, m.Dir, packaging.SourcePath)
+	in.Provider = h.liveProvider(m.Name) // a package a front-end runs in place
+	return in, nil
 }
 
 func (h *Harness) infoOfCrate(ctx context.Context, src packaging.Source, registry string) (*Info, error) {
@@ -192,8 +230,9 @@ func notInstalled(m *packaging.Manifest, source string, kind packaging.SourceKin
 
 // Text is the description `yolop ext info` prints: the state, approval,
 // source, pinned lock fields, what it adds to every model request,
-// health, warnings and config fields (never their values), then the
-// contribution summary.
+// health, the endpoint of a running model provider, warnings and config
+// fields (never their values), then the contribution summary (which shows
+// a providers facet's models and context windows).
 func (in *Info) Text() string {
 	var b strings.Builder
 	state := "not installed"
@@ -232,6 +271,9 @@ func (in *Info) Text() string {
 	fmt.Fprintf(&b, "  context:  %s\n", in.Context)
 	if in.Health != "" {
 		fmt.Fprintf(&b, "  health:   %s\n", in.Health)
+	}
+	if p := in.Provider; p != nil {
+		fmt.Fprintf(&b, "  provider: %s at %s (models %s)\n", p.Name, p.BaseURL, strings.Join(p.Models, ", "))
 	}
 	for _, w := range in.Warnings {
 		fmt.Fprintf(&b, "  warning:  %s\n", w)
