@@ -244,6 +244,7 @@ func RunGrant(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Opt
 		d.checkPrompt(ctx)
 		d.checkTools(ctx)
 		d.checkCommands(ctx)
+		d.checkProvider(ctx)
 		d.checkConfig(ctx)
 		d.checkUIAsk()
 		d.checkStatus()

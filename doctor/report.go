@@ -20,7 +20,9 @@ const (
 	Fail Status = "fail"
 )
 
-// Check groups, in report order.
+// Check groups, in report order. GroupProvider holds the checks of a
+// providers facet: the announcement and the OpenAI-compatible endpoint
+// behind it.
 const (
 	GroupManifest  = "manifest"
 	GroupProtocol  = "protocol"
@@ -29,6 +31,7 @@ const (
 	GroupPrompt    = "prompt"
 	GroupTool      = "tool"
 	GroupCommand   = "command"
+	GroupProvider  = "provider"
 	GroupConfig    = "config"
 	GroupUIAsk     = "ui_ask"
 	GroupStatus    = "status"
