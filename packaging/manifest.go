@@ -165,11 +165,17 @@ type Tool struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	NeverDefer  bool            `json:"never_defer,omitempty"`
 	Streaming   bool            `json:"streaming,omitempty"`
-	// Approval is a hint for the approval capability: auto, ask,
-	// always_ask or never.
+	// Approval says when the user is asked before a call: "auto" (the
+	// default, same as absent: the user's policy decides) or "always"
+	// (before every call); "always_ask" is an older spelling of "always".
+	// Any other value is refused. The user's policy can make it stricter,
+	// never looser (see host.SessionOptions.Policy).
 	Approval string `json:"approval,omitempty"`
-	// Risk is low, medium or high.
-	Risk      string `json:"risk,omitempty"`
+	// Risk is "low", "medium" or "high", shown when the user is asked.
+	Risk string `json:"risk,omitempty"`
+	// Narration is the template of the line shown for each call: {name}
+	// is replaced by the value of the argument name (see host.Narrate);
+	// with a placeholder no argument fills, the tool name is shown.
 	Narration string `json:"narration,omitempty"`
 	// Example is sample arguments doctor uses for a round trip.
 	Example json.RawMessage `json:"example,omitempty"`

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 )
 
@@ -469,6 +471,53 @@ timeout_ms = 3600000
 	}
 }
 
+// A tool's approval is auto (or absent) or always (always_ask its older
+// spelling), its risk low, medium or high; anything else is refused with
+// the values allowed.
+func TestToolPolicyVocabulary(t *testing.T) {
+	load := func(tool obj) (*Manifest, error) {
+		return Load(pkg(t, map[string]any{"plugin.json": manifest(func(f obj) { f["tools"] = []any{tool} })}))
+	}
+	for _, ok := range []obj{
+		{"name": "a"},
+		{"name": "a", "approval": "auto", "risk": "low"},
+		{"name": "a", "approval": "always", "risk": "medium", "narration": "Do {x}"},
+		{"name": "a", "approval": "always_ask", "risk": "high"},
+	} {
+		m, err := load(ok)
+		if err != nil {
+			t.Errorf("%v refused: %v", ok, err)
+			continue
+		}
+		if tl := m.Yolop.Tools[0]; tl.Approval != stringOf(ok["approval"]) || tl.Risk != stringOf(ok["risk"]) {
+			t.Errorf("%v loaded as %+v", ok, tl)
+		}
+	}
+	for _, bad := range []struct {
+		tool  obj
+		field string
+		want  []string
+	}{
+		{obj{"name": "a", "approval": "ask"}, "yolop.tools[0].approval", host.Approvals},
+		{obj{"name": "a", "approval": "never"}, "yolop.tools[0].approval", host.Approvals},
+		{obj{"name": "a", "approval": "Always"}, "yolop.tools[0].approval", host.Approvals},
+		{obj{"name": "a", "risk": "extreme"}, "yolop.tools[0].risk", host.Risks},
+	} {
+		_, err := load(bad.tool)
+		if !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), bad.field+":") {
+			t.Errorf("%v: err = %v, want a refusal naming %s", bad.tool, err, bad.field)
+			continue
+		}
+		for _, v := range bad.want {
+			if !strings.Contains(err.Error(), strconv.Quote(v)) && !strings.Contains(err.Error(), "'"+v+"'") {
+				t.Errorf("%v: %q does not name the allowed value %q", bad.tool, err, v)
+			}
+		}
+	}
+}
+
+func stringOf(v any) string { s, _ := v.(string); return s }
+
 func TestServerBinary(t *testing.T) {
 	server := func(cmd string) *Manifest {
 		return &Manifest{Name: "x", Yolop: &Facet{CapabilityServer: &ServerCommand{Command: cmd}}}
@@ -520,6 +569,8 @@ func TestSchemaVocabulariesAreYEPs(t *testing.T) {
 		{"hook", "event", yep.HookEvents},
 		{"hook", "on_error", yep.HookOnErrors},
 		{"mcpServer", "type", yep.MCPTransports},
+		{"tool", "approval", host.Approvals},
+		{"tool", "risk", host.Risks},
 	} {
 		if d := cmp.Diff(tc.want, schema.Defs[tc.def].Properties[tc.prop].Enum); d != "" {
 			t.Errorf("$defs.%s.%s.enum (-core/yep +schema):\n%s", tc.def, tc.prop, d)

@@ -30,6 +30,13 @@ const (
 	ApprovalAlwaysAsk = "always_ask"
 )
 
+// Approvals lists the values a manifest's tool approval may take; Risks
+// the values of its risk.
+var (
+	Approvals = []string{ApprovalAuto, ApprovalAlways, ApprovalAlwaysAsk}
+	Risks     = []string{"low", "medium", "high"}
+)
+
 // Answers of the approval question put through the ask sink.
 const (
 	AnswerAllow = "allow"
