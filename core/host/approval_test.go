@@ -289,6 +289,9 @@ func TestApprovalEvents(t *testing.T) {
 		}
 	}
 
+	if info, _ := yep.EventFor(yep.TraceToolApproval); !info.Forward {
+		t.Error("tool.approval is not forwarded to trace consumers")
+	}
 	evs := l.all(t, s)
 	var calls [][]Event
 	var cur []Event
