@@ -168,6 +168,13 @@ const (
 	ApprovalByHook   = "hook"
 )
 
+// ApprovalDecisions and ApprovalDeciders list the decisions and deciders
+// of tool.approval this version defines.
+var (
+	ApprovalDecisions = []string{ApprovalApproved, ApprovalDenied, ApprovalBlocked}
+	ApprovalDeciders  = []string{ApprovalByUser, ApprovalByPolicy, ApprovalByHook}
+)
+
 // ToolApprovalData is the data of tool.approval.
 type ToolApprovalData struct {
 	// Tool is the session name of the tool.
@@ -175,14 +182,18 @@ type ToolApprovalData struct {
 	// Capability serves the tool; for a hook's block it is the hook's
 	// capability.
 	Capability string `json:"capability,omitempty"`
-	// Extension and Version name the extension serving the tool, when one
+	// Extension is the name of the extension serving the tool, when one
 	// does.
-	Extension  string `json:"extension,omitempty"`
-	Version    string `json:"version,omitempty"`
+	Extension string `json:"extension,omitempty"`
+	// Version is that extension's version, when it has one.
+	Version string `json:"version,omitempty"`
+	// ToolCallID is the host's id of the tool call.
 	ToolCallID string `json:"tool_call_id,omitempty"`
-	// Decision is approved, denied or blocked.
+	// Decision is approved or denied (the user was asked, or the user's
+	// policy denied the call), or blocked (a pre_tool_use hook).
 	Decision string `json:"decision"`
-	// By is user, policy or hook.
+	// By is who decided: user (or the front-end's approver), policy or
+	// hook.
 	By string `json:"by"`
 	// Reason says why the call was asked about, denied or blocked.
 	Reason string `json:"reason,omitempty"`

@@ -64,9 +64,11 @@ var Enums = map[string]Enum{
 // this version; they are listed in the description, and any other value is
 // valid (a peer ignores what it does not know).
 var Known = map[string][]string{
-	"HookFireParams.event":   yep.HookEvents,
-	"HookSubscription.event": yep.HookEvents,
-	"TraceEventParams.type":  yep.TraceEventTypes,
+	"HookFireParams.event":      yep.HookEvents,
+	"HookSubscription.event":    yep.HookEvents,
+	"TraceEventParams.type":     yep.TraceEventTypes,
+	"ToolApprovalData.decision": yep.ApprovalDecisions,
+	"ToolApprovalData.by":       yep.ApprovalDeciders,
 }
 
 // RawAs maps "Type.json_name" of a json.RawMessage field to the type its
