@@ -72,6 +72,7 @@ func TestCarriedTypesRoundTrip(t *testing.T) {
 		yep.CapHooks:      reflect.TypeFor[[]yep.HookSubscription](),
 		yep.CapMCPServers: reflect.TypeFor[[]yep.MCPServerDecl](),
 		yep.CapCommands:   reflect.TypeFor[[]yep.CommandDecl](),
+		yep.CapProvider:   reflect.TypeFor[yep.ProviderParams](),
 	}
 	caller, callee := connPair(t)
 	sent := yep.InitializeResult{CapabilityParams: yep.CapabilityParams{}}
