@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -190,4 +192,29 @@ func TestProviderAnnouncementNeedsTokenParamsAndAGrant(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckProviderURL: whatever a server announces, an accepted base URL
+// is http(s) on a loopback IP literal with a path.
+func FuzzCheckProviderURL(f *testing.F) {
+	for _, s := range []string{
+		"http://127.0.0.1:43121/v1", "https://[::1]:8443/v1", "http://localhost:1/v1", "http://10.0.0.1/v1",
+		"http://127.0.0.1.nip.io/v1", "http://[::ffff:127.0.0.1]:1/v1", "http://0177.0.0.1/v1", "http://2130706433/v1",
+		"http://127.0.0.1%2f@evil/v1", "http://[::1%25lo]:1/v1", "//127.0.0.1/v1", "http:/127.0.0.1/v1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if checkProviderURL(s) != "" {
+			return
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatalf("accepted %q, which does not parse: %v", s, err)
+		}
+		ip := net.ParseIP(u.Hostname())
+		if ip == nil || !ip.IsLoopback() || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Path == "" || u.Path == "/" {
+			t.Fatalf("accepted %q: scheme %q host %q path %q", s, u.Scheme, u.Hostname(), u.Path)
+		}
+	})
 }
