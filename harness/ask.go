@@ -2,8 +2,10 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 )
 
@@ -16,6 +18,9 @@ func AskPrompt(ext string, p yep.UIAskParams) string {
 		for i, o := range p.Options {
 			prompt += fmt.Sprintf("\n  %d) %s", i+1, o)
 		}
+		if approvalQuestion(p) {
+			return prompt + "\nchoose a number, or allow (a, y) or deny (d, n): "
+		}
 		return prompt + "\nchoose a number: "
 	}
 	if p.Placeholder != "" {
@@ -26,9 +31,19 @@ func AskPrompt(ext string, p yep.UIAskParams) string {
 
 // AskAnswer is the answer a typed line gives to the question p: the line
 // trimmed, or, for a question with options, the option its number picks
-// (a line that is not one of the numbers is the answer as typed).
+// (a line that is not one of the numbers is the answer as typed). To a
+// tool call's approval question (the options "allow" and "deny") a, y
+// and yes answer allow, and d, n and no deny, in any case.
 func AskAnswer(p yep.UIAskParams, line string) string {
 	answer := strings.TrimSpace(line)
+	if approvalQuestion(p) {
+		switch strings.ToLower(answer) {
+		case "a", "y", "yes", host.AnswerAllow:
+			return host.AnswerAllow
+		case "d", "n", "no", host.AnswerDeny:
+			return host.AnswerDeny
+		}
+	}
 	if len(p.Options) > 0 {
 		var n int
 		if _, err := fmt.Sscanf(answer, "%d", &n); err == nil && n >= 1 && n <= len(p.Options) {
@@ -36,4 +51,10 @@ func AskAnswer(p yep.UIAskParams, line string) string {
 		}
 	}
 	return answer
+}
+
+// approvalQuestion reports whether p is a tool call's approval question:
+// its options are "allow" and "deny" (see [host.SessionOptions] Approve).
+func approvalQuestion(p yep.UIAskParams) bool {
+	return slices.Equal(p.Options, []string{host.AnswerAllow, host.AnswerDeny})
 }

@@ -1,8 +1,10 @@
 package harness_test
 
 import (
+	"strings"
 	"testing"
 
+	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
 )
@@ -40,5 +42,25 @@ func TestAsk(t *testing.T) {
 	q := yep.UIAskParams{Prompt: "Name?", Placeholder: "e.g. Ada"}
 	if got, want := harness.AskPrompt("x", q), "[x asks] Name? (e.g. Ada)"; got != want {
 		t.Errorf("AskPrompt = %q, want %q", got, want)
+	}
+}
+
+// TestApprovalAnswers: a tool call's approval question takes allow or
+// deny, their numbers, and a/y/yes or d/n/no.
+func TestApprovalAnswers(t *testing.T) {
+	p := yep.UIAskParams{Prompt: `Allow echo@0.1.0 to run "reverse"?`, Options: []string{host.AnswerAllow, host.AnswerDeny}}
+	if got := harness.AskPrompt("echo", p); !strings.HasSuffix(got, "\n  1) allow\n  2) deny\nchoose a number, or allow (a, y) or deny (d, n): ") {
+		t.Errorf("AskPrompt = %q", got)
+	}
+	for line, want := range map[string]string{"allow": "allow", "a": "allow", "Y": "allow", "yes\n": "allow", "1": "allow",
+		"deny": "deny", "d": "deny", "n": "deny", "NO": "deny", "2": "deny", "maybe": "maybe"} {
+		if got := harness.AskAnswer(p, line); got != want {
+			t.Errorf("AskAnswer(%q) = %q, want %q", line, got, want)
+		}
+	}
+	// Another question's options are not guessed at.
+	q := yep.UIAskParams{Prompt: "Which?", Options: []string{"allow", "deny", "later"}}
+	if got := harness.AskAnswer(q, "y"); got != "y" {
+		t.Errorf("AskAnswer(other question, y) = %q", got)
 	}
 }

@@ -140,11 +140,10 @@ func (r *REPL) SessionEvent(ev host.Event) {
 		return
 	case yep.ToolStartedData:
 		if r.inTurn() {
-			text = "→ " + d.Tool
-			if len(d.Args) > 0 && string(d.Args) != "{}" && string(d.Args) != "null" {
-				text += " " + clip(string(d.Args))
-			}
+			text = startedText(d)
 		}
+	case yep.ToolApprovalData:
+		text = approvalText(d)
 	case yep.ToolCompletedData:
 		if r.inTurn() {
 			text = completedText(d)
@@ -323,6 +322,47 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// startedText is the activity line of a tool call of a turn: the tool
+// and its narration, when the manifest gives one, else its arguments.
+func startedText(d yep.ToolStartedData) string {
+	text := "→ " + d.Tool
+	if d.Narration != "" && d.Narration != d.Tool {
+		return text + ": " + d.Narration
+	}
+	if len(d.Args) > 0 && string(d.Args) != "{}" && string(d.Args) != "null" {
+		text += " " + clip(string(d.Args))
+	}
+	return text
+}
+
+// approvalText is the line of a tool call's approval decision: who
+// approved, denied or blocked it, and why.
+func approvalText(d yep.ToolApprovalData) string {
+	of, by := d.Capability, d.By
+	if d.Decision == yep.ApprovalBlocked {
+		// Capability is the blocking hook's, not the tool's.
+		of = ""
+		if d.Capability != "" {
+			by = d.Capability
+		}
+	}
+	switch {
+	case d.Extension != "" && d.Version != "":
+		of = d.Extension + "@" + d.Version
+	case d.Extension != "":
+		of = d.Extension
+	}
+	text := fmt.Sprintf("%s: %s", d.Decision, d.Tool)
+	if of != "" {
+		text += " (" + of + ")"
+	}
+	text += " by " + by
+	if d.Decision != yep.ApprovalApproved && d.Reason != "" {
+		text += ": " + d.Reason
+	}
+	return text
 }
 
 // completedText is a line for a tool call of a turn that ended.
