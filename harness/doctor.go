@@ -6,7 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"yolop.dev/core/host"
 	"yolop.dev/doctor"
+	"yolop.dev/packaging"
 )
 
 // doctorRuns numbers the doctor runs of this process, for their session
@@ -24,6 +26,21 @@ func (h *Harness) Doctor(ctx context.Context, target string, o doctor.Options) (
 	if err != nil {
 		return nil, fmt.Errorf("doctor: %w", err)
 	}
+	return h.doctor(ctx, m, g, o)
+}
+
+// DoctorInstalled is [Harness.Doctor] of the installed extension name,
+// never a directory of that name: the extension is verified against
+// extensions.lock and run with the grant a session would run it with.
+func (h *Harness) DoctorInstalled(ctx context.Context, name string, o doctor.Options) (*doctor.Report, error) {
+	m, g, err := h.InstalledGrant(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("doctor: %w (to check a package directory, pass its path)", err)
+	}
+	return h.doctor(ctx, m, g, o)
+}
+
+func (h *Harness) doctor(ctx context.Context, m *packaging.Manifest, g host.Grant, o doctor.Options) (*doctor.Report, error) {
 	if o.Transport == nil {
 		o.Transport = h.Transport()
 	}

@@ -35,6 +35,7 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/doctor"
 	"yolop.dev/harness/builtin"
 	"yolop.dev/harness/builtin/coding"
 	"yolop.dev/harness/config"
@@ -359,7 +360,13 @@ type BuiltinOptions struct {
 	// take effect with the next session.
 	Activate   func(host.Grant)
 	Deactivate func(name string) bool
-	// WorkspaceRoot is where scaffold_extension writes; empty refuses it.
+	// Reload and InSession let reload_extension restart an extension of
+	// the running session (see [builtin.ExtensionsOptions]). Nil refuses
+	// it.
+	Reload    func(ctx context.Context, name string) error
+	InSession func(name string) (running, inPlace bool)
+	// WorkspaceRoot is where scaffold_extension writes and where
+	// doctor_extension's package directories must be; empty refuses both.
 	WorkspaceRoot string
 	// Skills, if set, is the session whose contributed skills
 	// list_skills and read_skill serve; nil leaves those tools out.
@@ -371,7 +378,15 @@ type BuiltinOptions struct {
 // set_extension_secret, and with o.Skills list_skills and read_skill.
 func (h *Harness) Builtins(o BuiltinOptions) []host.Capability {
 	caps := []host.Capability{
-		builtin.NewExtensions(h.mgr, builtin.ExtensionsOptions{Ask: o.Ask, Activate: o.Activate, Deactivate: o.Deactivate, WorkspaceRoot: o.WorkspaceRoot}),
+		builtin.NewExtensions(h.mgr, builtin.ExtensionsOptions{Ask: o.Ask, Activate: o.Activate, Deactivate: o.Deactivate, WorkspaceRoot: o.WorkspaceRoot,
+			Reload: o.Reload, InSession: o.InSession,
+			Doctor: func(ctx context.Context, name, dir string) (*doctor.Report, error) {
+				do := doctor.Options{Workspace: o.WorkspaceRoot}
+				if name != "" {
+					return h.DoctorInstalled(ctx, name, do)
+				}
+				return h.Doctor(ctx, dir, do)
+			}}),
 		config.NewSecretTool(config.SecretToolOptions{
 			Secrets:  h.secrets,
 			Ask:      o.Ask,
@@ -551,9 +566,14 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 	var builtins []host.Capability
 	if !o.NoBuiltins {
 		builtins = h.Builtins(BuiltinOptions{
-			Ask:           o.Ask,
-			Activate:      func(g host.Grant) { s.Activate(g) },
-			Deactivate:    func(n string) bool { return s.Deactivate(n) },
+			Ask:        o.Ask,
+			Activate:   func(g host.Grant) { s.Activate(g) },
+			Deactivate: func(n string) bool { return s.Deactivate(n) },
+			Reload:     func(ctx context.Context, n string) error { return s.Reload(ctx, n) },
+			InSession: func(n string) (bool, bool) {
+				_, running := s.Extension(n)
+				return running, running && slices.ContainsFunc(s.extra, func(g host.Grant) bool { return g.Name == n })
+			},
 			WorkspaceRoot: ws,
 			Skills: func() builtin.SkillSource {
 				if s.Session == nil {

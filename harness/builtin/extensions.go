@@ -1,8 +1,9 @@
 // Package builtin holds yolop's always-on built-in capabilities. The
 // [Extensions] capability lets the agent drive extension setup with the
-// same code paths as the `yolop ext` CLI ([manager.Manager]); installing
-// through it still needs the user's consent, asked through the session's
-// ask sink.
+// same code paths as the `yolop ext` CLI ([manager.Manager]), and write
+// an extension for itself (scaffold, install, doctor, enable, reload);
+// installing through it, and any update that widens a grant, still needs
+// the user's consent, asked through the session's ask sink.
 package builtin
 
 import (
@@ -15,6 +16,7 @@ import (
 
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
+	"yolop.dev/doctor"
 	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
 )
@@ -38,16 +40,31 @@ type ExtensionsOptions struct {
 	// the running session (host.Session.Deactivate).
 	Deactivate func(name string) bool
 	// WorkspaceRoot is where scaffold_extension writes packages (relative
-	// directories resolve against it, and none may leave it). Empty
-	// refuses scaffolding.
+	// directories resolve against it, and none may leave it), and where
+	// the packages doctor_extension checks by path must be. Empty refuses
+	// both.
 	WorkspaceRoot string
+	// Reload restarts an extension's server in place in the running
+	// session, within its grant (host.Session.Reload). Nil refuses
+	// reload_extension: there is no session to reload in.
+	Reload func(ctx context.Context, name string) error
+	// InSession reports whether the running session runs the extension
+	// name, and whether it loaded it in place (a package directory given
+	// to the session, not an installed extension). Nil means the session
+	// runs none.
+	InSession func(name string) (running, inPlace bool)
+	// Doctor runs the doctor (yolop.dev/doctor) on the installed
+	// extension name or, when name is empty, on the package directory
+	// dir, as `yolop ext doctor` does. Nil refuses doctor_extension.
+	Doctor func(ctx context.Context, name, dir string) (*doctor.Report, error)
 }
 
 // Extensions is the built-in `extensions` capability: tools
-// install_extension, list_extensions, enable_extension,
-// disable_extension, remove_extension and scaffold_extension (what `yolop
-// ext new` does, so the agent can author an extension for itself). Its methods are safe for
-// concurrent use.
+// install_extension, update_extension, list_extensions,
+// enable_extension, disable_extension, remove_extension, and the
+// self-writing loop's scaffold_extension (what `yolop ext new` does),
+// doctor_extension (`yolop ext doctor`) and reload_extension (the REPL's
+// /reload). Its methods are safe for concurrent use.
 type Extensions struct {
 	host.Base
 	m  *manager.Manager
@@ -86,16 +103,23 @@ func (e *Extensions) opts() ExtensionsOptions {
 func (e *Extensions) Name() string { return ExtensionsName }
 
 var (
-	sourceSchema = json.RawMessage(`{"type":"object","properties":{"source":{"type":"string","description":"a package directory, <git-url>[@rev], crates.io:<crate>[@version] or a bare extension name"}},"required":["source"],"additionalProperties":false}`)
-	nameSchema   = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the extension name, as list_extensions shows it"}},"required":["name"],"additionalProperties":false}`)
-	emptySchema  = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+	sourceSchema  = json.RawMessage(`{"type":"object","properties":{"source":{"type":"string","description":"a package directory, <git-url>[@rev], crates.io:<crate>[@version] or a bare extension name"}},"required":["source"],"additionalProperties":false}`)
+	nameSchema    = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the extension name, as list_extensions shows it"}},"required":["name"],"additionalProperties":false}`)
+	installSchema = json.RawMessage(`{"type":"object","properties":{"source":{"type":"string","description":"a package directory, <git-url>[@rev], crates.io:<crate>[@version] or a bare extension name"},"enable":{"type":"boolean","default":false,"description":"once the user approved and it is installed, enable it too: its tools, hooks and prompt are live from the next turn"}},"required":["source"],"additionalProperties":false}`)
+	doctorSchema  = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"an installed extension's name, as list_extensions shows it"},"path":{"type":"string","description":"a package directory inside the workspace (relative paths resolve against it)"}},"additionalProperties":false}`)
+	emptySchema   = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 )
 
 // Tools implements [host.Capability].
 func (e *Extensions) Tools() []host.ToolDef {
 	return []host.ToolDef{
-		{Name: "install_extension", InputSchema: sourceSchema, NeverDefer: true, Approval: "always_ask", Risk: "high",
-			Description: "Install (or update) a yolop extension. The user is shown what it contributes and must approve it; nothing is installed otherwise. Enable it afterwards with enable_extension."},
+		// install_extension and update_extension ask the user themselves
+		// (the contribution summary or diff), so they carry no approval
+		// hint: the user would be asked twice.
+		{Name: "install_extension", InputSchema: installSchema, NeverDefer: true, Risk: "high",
+			Description: "Install (or update) a yolop extension. The user is shown what it contributes and must approve it; nothing is installed otherwise. With enable: true it is also enabled, live from the next turn; otherwise enable it afterwards with enable_extension."},
+		{Name: "update_extension", InputSchema: nameSchema, NeverDefer: true, Risk: "high",
+			Description: "Fetch an installed extension's source again and apply the new version. A change that widens what the user approved is shown to the user, who must approve it (nothing changes otherwise); one that does not is applied without asking and the result says what changed. A running extension switches to the new version from the next turn."},
 		{Name: "list_extensions", InputSchema: emptySchema, NeverDefer: true, Risk: "low",
 			Description: "List installed extensions: version, source, enabled, health, tools, and which config fields are set (never their values)."},
 		{Name: "enable_extension", InputSchema: nameSchema, NeverDefer: true, Risk: "medium",
@@ -105,7 +129,11 @@ func (e *Extensions) Tools() []host.ToolDef {
 		{Name: "remove_extension", InputSchema: nameSchema, NeverDefer: true, Risk: "medium",
 			Description: "Remove an installed extension and its settings entry."},
 		{Name: "scaffold_extension", InputSchema: scaffoldSchema, NeverDefer: true, Streaming: true, Risk: "medium",
-			Description: "Write a new extension package in the workspace (what `yolop ext new` does): plugin.json declaring exactly the requested facets and a server that installs and passes doctor as written; go and rust packages are built too. Then fill in the handle_* functions the result names, install it with install_extension (the user approves), check it with `yolop ext doctor <name>` and ask the user to enable it."},
+			Description: "Write a new extension package in the workspace (what `yolop ext new` does): plugin.json declaring exactly the requested facets and a server that installs and passes doctor as written; go and rust packages are built too. Then fill in the handle_* functions the result names, install it with install_extension (the user approves), check it with doctor_extension, enable it with enable_extension, and after each later edit of its code call reload_extension."},
+		{Name: "doctor_extension", InputSchema: doctorSchema, NeverDefer: true, Risk: "low",
+			Description: "Check an extension as `yolop ext doctor` does: spawn its server as a session would and grade the handshake, every declared tool, hook and command against its manifest (pass, warn or fail per check). Give name (an installed extension) or path (a package directory in the workspace). A failed check makes the result an error."},
+		{Name: "reload_extension", InputSchema: nameSchema, NeverDefer: true, Risk: "medium",
+			Description: "Restart an extension's server in this session so edits to its code take effect now, within what the user approved. An extension installed from a package directory has an edit of its plugin.json that widens nothing re-pinned first (no question); one that widens the grant is refused — call update_extension, which asks the user."},
 	}
 }
 
@@ -115,6 +143,8 @@ func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, update fu
 	var args struct {
 		Source string `json:"source"`
 		Name   string `json:"name"`
+		Path   string `json:"path"`
+		Enable bool   `json:"enable"`
 	}
 	if len(call.Args) > 0 {
 		if err := json.Unmarshal(call.Args, &args); err != nil {
@@ -135,7 +165,19 @@ func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, update fu
 		if err := need("source", args.Source); err != nil {
 			return toolErr(err), nil
 		}
-		return e.install(ctx, args.Source, o)
+		return e.install(ctx, args.Source, args.Enable, o), nil
+	case "update_extension":
+		if err := need("name", args.Name); err != nil {
+			return toolErr(err), nil
+		}
+		return e.update(ctx, args.Name, o), nil
+	case "reload_extension":
+		if err := need("name", args.Name); err != nil {
+			return toolErr(err), nil
+		}
+		return e.reload(ctx, args.Name, o), nil
+	case "doctor_extension":
+		return e.doctor(ctx, args.Name, args.Path, o), nil
 	case "list_extensions":
 		list, err := e.m.List(ctx)
 		if err != nil {
@@ -186,17 +228,18 @@ func (e *Extensions) CallTool(ctx context.Context, call host.ToolCall, update fu
 	return yep.ToolResult{}, fmt.Errorf("%w: builtin:extensions has no tool %q", yep.ErrMethodNotFound, call.Name)
 }
 
-// install asks the user through the ask sink; a missing sink refuses.
-func (e *Extensions) install(ctx context.Context, source string, o ExtensionsOptions) (yep.ToolResult, error) {
-	consent := func(ctx context.Context, p manager.Proposal) error {
+// consent asks the user through the ask sink; a missing sink refuses,
+// naming terminal, the command the user can run instead.
+func consent(o ExtensionsOptions, lead func(p manager.Proposal) string, terminal string) manager.Consent {
+	return func(ctx context.Context, p manager.Proposal) error {
 		if o.Ask == nil {
-			return fmt.Errorf("%w: installing needs the user's consent and this session cannot ask; the user can run `yolop ext install %s` in a terminal", packaging.ErrNotApproved, source)
+			return fmt.Errorf("%w: this needs the user's consent and this session cannot ask; the user can run `%s` in a terminal", packaging.ErrNotApproved, terminal)
 		}
 		verb := "Install"
 		if !p.Fresh {
 			verb = "Update"
 		}
-		q := fmt.Sprintf("The agent wants to install an extension from %s.\n%s\n%s %s? [y/N]", p.Source, strings.TrimRight(p.Text, "\n"), verb, p.Name)
+		q := fmt.Sprintf("%s\n%s\n%s %s? [y/N]", lead(p), strings.TrimRight(p.Text, "\n"), verb, p.Name)
 		ans, err := o.Ask.Ask(ctx, askExt, yep.UIAskParams{Prompt: q})
 		if err != nil {
 			return fmt.Errorf("%w: asking the user failed: %w", packaging.ErrNotApproved, err)
@@ -206,11 +249,159 @@ func (e *Extensions) install(ctx context.Context, source string, o ExtensionsOpt
 		}
 		return nil
 	}
-	out, err := e.m.Install(ctx, manager.InstallRequest{Source: source, Consent: consent})
-	if err != nil {
-		return toolErr(err), nil
+}
+
+// install asks the user through the ask sink; a missing sink refuses.
+// With enable, an approved install is enabled and activated too.
+func (e *Extensions) install(ctx context.Context, source string, enable bool, o ExtensionsOptions) yep.ToolResult {
+	lead := func(p manager.Proposal) string {
+		return fmt.Sprintf("The agent wants to install an extension from %s.", p.Source)
 	}
-	return yep.ToolResult{Output: OutcomeText(out)}, nil
+	out, err := e.m.Install(ctx, manager.InstallRequest{Source: source, Consent: consent(o, lead, "yolop ext install "+source), Enable: enable, Ask: o.Ask})
+	if err != nil {
+		if out != nil { // installed; enabling it failed
+			return yep.ToolResult{IsError: true, Output: OutcomeText(out) + "\n" + err.Error()}
+		}
+		return toolErr(err)
+	}
+	text := OutcomeText(out)
+	if out.Grant != nil {
+		text += fmt.Sprintf("\nenabled %s; %s", out.Name, e.goLive(*out.Grant, !out.Unchanged, o))
+	}
+	return yep.ToolResult{Output: text}
+}
+
+// goLive makes the enabled extension of grant g live in the running
+// session, replacing the one running under its name when changed says
+// its approval changed, and says when it is live.
+func (e *Extensions) goLive(g host.Grant, changed bool, o ExtensionsOptions) string {
+	running, inPlace := inSession(o, g.Name)
+	switch {
+	case o.Activate == nil:
+		return "it starts with the next session"
+	case inPlace:
+		return fmt.Sprintf("this session runs %s from a package directory loaded in place, so the installed one starts with the next session", g.Name)
+	case running && !changed:
+		return "it is already running in this session"
+	case running:
+		if o.Deactivate != nil {
+			o.Deactivate(g.Name)
+		}
+		o.Activate(g)
+		return "the new version replaces the running one from the next turn"
+	}
+	o.Activate(g)
+	return "its tools are live from the next turn"
+}
+
+func inSession(o ExtensionsOptions, name string) (running, inPlace bool) {
+	if o.InSession == nil {
+		return false, false
+	}
+	return o.InSession(name)
+}
+
+// update re-fetches name's recorded source; only a widening change asks
+// the user (the agent can trigger an update, never approve one). A
+// running extension switches to the new version from the next turn, as
+// /enable makes one live.
+func (e *Extensions) update(ctx context.Context, name string, o ExtensionsOptions) yep.ToolResult {
+	lead := func(p manager.Proposal) string {
+		return fmt.Sprintf("The agent wants to update the extension %s from %s.", p.Name, p.Source)
+	}
+	out, err := e.m.Update(ctx, name, consent(o, lead, "yolop ext update "+name))
+	if err != nil {
+		msg := err.Error()
+		if errors.Is(err, packaging.ErrNotApproved) {
+			msg = fmt.Sprintf("not updated: %s; %s stays as it was (installed, and running if it was)", msg, name)
+		}
+		return yep.ToolResult{IsError: true, Output: msg}
+	}
+	text := OutcomeText(out)
+	if out.Unchanged {
+		return yep.ToolResult{Output: text}
+	}
+	if running, inPlace := inSession(o, name); running && !inPlace && o.Activate != nil {
+		g, err := e.m.EnableWith(ctx, name, o.Ask)
+		if err != nil {
+			return yep.ToolResult{IsError: true, Output: text + "\nthe running session keeps the old version: " + err.Error()}
+		}
+		text += "\n" + e.goLive(g, true, o)
+	}
+	return yep.ToolResult{Output: text}
+}
+
+// reload restarts name's server in the running session. An installed
+// path source is refreshed first ([manager.Manager.Refresh]): a plugin.json
+// edit that widens nothing is re-pinned without asking and the session
+// switches to the re-pinned grant from the next turn; one that widens is
+// refused, the running server left alone. Anything else — another
+// source, a package loaded in place — just restarts.
+func (e *Extensions) reload(ctx context.Context, name string, o ExtensionsOptions) yep.ToolResult {
+	if o.Reload == nil {
+		return toolErr(fmt.Errorf("reload_extension: this session cannot restart extensions; the user can run /reload %s in a yolop session", name))
+	}
+	running, inPlace := inSession(o, name)
+	if !running {
+		return toolErr(fmt.Errorf("reload_extension: %s is not running in this session; enable it with enable_extension (it is live from the next turn), or see list_extensions", name))
+	}
+	if !inPlace {
+		out, err := e.m.Refresh(ctx, name)
+		if err != nil {
+			return toolErr(err)
+		}
+		if out != nil && !out.Unchanged {
+			g, err := e.m.EnableWith(ctx, name, o.Ask)
+			if err != nil {
+				return toolErr(fmt.Errorf("reload_extension: %s was re-pinned, but %w", name, err))
+			}
+			return yep.ToolResult{Output: fmt.Sprintf("re-pinned %s to its edited plugin.json (it widens nothing):\n%s\n%s",
+				name, strings.TrimRight(out.Change.String(), "\n"), e.goLive(g, true, o))}
+		}
+	}
+	if err := o.Reload(ctx, name); err != nil {
+		return toolErr(fmt.Errorf("reload_extension: %s did not start again: %w; fix it (doctor_extension shows why) and call reload_extension again", name, err))
+	}
+	return yep.ToolResult{Output: fmt.Sprintf("reloaded %s: its server restarted and runs the code as it is now", name)}
+}
+
+// doctor runs the doctor on an installed extension (name) or a package
+// directory in the workspace (path) and returns its report; a failed
+// check makes the result an error.
+func (e *Extensions) doctor(ctx context.Context, name, path string, o ExtensionsOptions) yep.ToolResult {
+	if (name == "") == (path == "") {
+		return toolErr(errors.New("doctor_extension needs exactly one of name (an installed extension) and path (a package directory)"))
+	}
+	if o.Doctor == nil {
+		return toolErr(errors.New("doctor_extension is not available in this session; the user can run `yolop ext doctor <name|path>`"))
+	}
+	dir := ""
+	if path != "" {
+		if o.WorkspaceRoot == "" {
+			return toolErr(fmt.Errorf("doctor_extension: this session has no workspace; the user can run `yolop ext doctor %s`", path))
+		}
+		var err error
+		if dir, err = within(o.WorkspaceRoot, path, "doctor_extension", true); err != nil {
+			return toolErr(err)
+		}
+	} else if strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return toolErr(fmt.Errorf("doctor_extension: %q is a path, not an extension name; pass it as path", name))
+	}
+	rep, err := o.Doctor(ctx, name, dir)
+	if err != nil {
+		return toolErr(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		return toolErr(fmt.Errorf("doctor_extension: writing the report: %w", err))
+	}
+	var data strings.Builder
+	_ = rep.WriteJSON(&data)
+	res := yep.ToolResult{Output: b.String(), Data: json.RawMessage(data.String()), IsError: !rep.OK()}
+	if !rep.OK() {
+		res.Output += fmt.Sprintf("\n%s failed %d check(s): fix what they name and call doctor_extension again", rep.Extension, rep.Failed)
+	}
+	return res
 }
 
 // yes reports whether an answer accepts: y or yes, any case.

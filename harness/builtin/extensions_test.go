@@ -168,7 +168,7 @@ func TestToolsAreDeclared(t *testing.T) {
 		}
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, ","); got != "install_extension,list_extensions,enable_extension,disable_extension,remove_extension,scaffold_extension" {
+	if got := strings.Join(names, ","); got != "install_extension,update_extension,list_extensions,enable_extension,disable_extension,remove_extension,scaffold_extension,doctor_extension,reload_extension" {
 		t.Fatalf("tools = %s", got)
 	}
 }

@@ -81,7 +81,11 @@ func (e *Extensions) scaffold(ctx context.Context, raw json.RawMessage, o Extens
 	if ws == "" {
 		return toolErr(fmt.Errorf("scaffold_extension: this session has no workspace to write into; run `yolop ext new %s --lang %s` in a terminal", a.Name, a.Lang))
 	}
-	dir, err := inside(ws, a.Dir, a.Name)
+	dir := a.Dir
+	if dir == "" {
+		dir = a.Name
+	}
+	dir, err := within(ws, dir, "scaffold_extension", false)
 	if err != nil {
 		return toolErr(err)
 	}
@@ -108,34 +112,32 @@ func (e *Extensions) scaffold(ctx context.Context, raw json.RawMessage, o Extens
 	return yep.ToolResult{Output: text, Data: data}
 }
 
-// inside resolves dir (default name) against the workspace and refuses a
-// path that leaves it: the agent writes where the user works, nowhere
-// else. The check is on real paths, symlinks resolved (as core/skill
-// checks a skill's files), so a link in the workspace that points out of
-// it is not a way out; a link that stays inside is followed.
-func inside(ws, dir, name string) (string, error) {
-	if dir == "" {
-		dir = name
-	}
+// within resolves dir against the workspace and refuses a path that
+// leaves it (or is the workspace itself, unless root): the agent works
+// where the user works, nowhere else. The check is on real paths,
+// symlinks resolved (as core/skill checks a skill's files), so a link in
+// the workspace that points out of it is not a way out; a link that
+// stays inside is followed. Errors are prefixed with tool.
+func within(ws, dir, tool string, root bool) (string, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(ws, dir)
 	}
 	dir = filepath.Clean(dir)
 	realWS, err := filepath.EvalSymlinks(ws)
 	if err != nil {
-		return "", fmt.Errorf("scaffold_extension: the workspace %s: %w", ws, err)
+		return "", fmt.Errorf("%s: the workspace %s: %w", tool, ws, err)
 	}
 	real, err := realPath(dir)
 	if err != nil {
-		return "", fmt.Errorf("scaffold_extension: %s: %w", dir, err)
+		return "", fmt.Errorf("%s: %s: %w", tool, dir, err)
 	}
 	rel, err := filepath.Rel(realWS, real)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if err != nil || (rel == "." && !root) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		where := dir
 		if real != dir {
 			where = fmt.Sprintf("%s (really %s, through a symbolic link)", dir, real)
 		}
-		return "", fmt.Errorf("scaffold_extension: %s is not inside the workspace %s; choose a directory under it", where, ws)
+		return "", fmt.Errorf("%s: %s is not inside the workspace %s; choose a directory under it", tool, where, ws)
 	}
 	return dir, nil
 }
