@@ -135,7 +135,7 @@ func (s *Session) approve(ctx context.Context, t *toolEntry, callID string, args
 			if ruleRank(p) == 2 {
 				by = yep.ApprovalByPolicy
 			}
-			reason = fmt.Sprintf("your policy asks for %q on this tool", p)
+			reason = "your policy asks before calls of this tool"
 		}
 	}
 	emit := func(decision, by, why string) {
