@@ -48,12 +48,19 @@ in settings.toml (see yolop model).
 
 Nothing waits for a terminal: a question an extension asks (ui/ask) is
 answered cancelled, and the workspace's .mcp.json servers start only if
-they were approved before or --yes approves them.
+they were approved before or --yes approves them. A tool call that needs
+approval (its manifest says approval "always", or [approval] in
+settings.toml asks) is denied — the model reads "needs approval; rerun
+with --yes to approve it" — unless --yes approves it (each approval is a
+line on stderr, a tool.approval event with --json). A call [approval]
+denies is denied, --yes or not.
 
 Exit status: 0 when the turn ends, also when it stops at --max-steps or
 another bound (a warning on stderr says so, and the result's stop says
 which); 1 on an error, such as the provider's (its message says what to
-do); 130 when interrupted (Ctrl-C).`,
+do); 3 when the turn ended but tool calls were denied for want of
+approval (stderr names each; rerun with --yes); 130 when interrupted
+(Ctrl-C).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runTurn(cmd.Context(), f)
@@ -62,7 +69,7 @@ do); 130 when interrupted (Ctrl-C).`,
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", "the user's `message` (required)")
 	cmd.Flags().StringVar(&f.model, "model", "", "ask `PROVIDER/MODEL`, such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5 (default: $YOLOP_MODEL, then [model] in settings.toml)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON event per line, then a result line")
-	cmd.Flags().BoolVar(&f.yes, "yes", false, "approve the servers of the workspace's .mcp.json without asking (the approval is pinned)")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "approve the servers of the workspace's .mcp.json (the approval is pinned) and every tool call that needs approval, without asking; a call [approval] in settings.toml denies stays denied")
 	cmd.Flags().StringArrayVar(&f.exts, "ext", nil, "load the package in `DIR` in place (repeatable)")
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace root (default: the current directory)")
 	cmd.Flags().BoolVar(&f.noEnabled, "no-enabled", false, "do not load the extensions enabled in settings.toml")
@@ -129,11 +136,21 @@ func (a *app) runTurn(ctx context.Context, f runFlags) error {
 		}
 		contributed = append(contributed, mcpclient.ForHarness(ctx, h, ws, consent))
 	}
+	// A call that needs approval is denied, or with --yes approved; an
+	// approval is on stderr (with --json, its tool.approval event says
+	// it).
+	approver := &harness.RunApprover{Yes: f.yes}
+	if f.yes && !f.json {
+		approver.OnApproved = func(r host.ApprovalRequest) {
+			fmt.Fprintf(a.stderr, "yolop run: approved with --yes: %s\n", r.Question())
+		}
+	}
 	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{
 		Contributed:   contributed,
 		NoEnabled:     f.noEnabled,
 		WorkspaceRoot: ws,
 		CodingTools:   true,
+		Approve:       approver.Approve,
 		// Ask is nil: a question is answered cancelled.
 	}, f.exts)
 	if err != nil {
@@ -180,6 +197,9 @@ func (a *app) runTurn(ctx context.Context, f runFlags) error {
 	}
 	switch {
 	case turnErr == nil:
+		if err := approver.Err(); err != nil {
+			turnErr = fmt.Errorf("yolop run: %w", err) // exit status 3
+		}
 	case interrupt:
 		turnErr = interrupted{}
 	case errors.Is(turnErr, provider.ErrAuth):
@@ -192,7 +212,12 @@ func (a *app) runTurn(ctx context.Context, f runFlags) error {
 			"model": model.Ref(), "answer": res.Text, "stop": res.Stop, "steps": res.Steps, "tool_calls": res.ToolCalls,
 			"usage": map[string]int64{"input_tokens": res.Usage.InputTokens, "output_tokens": res.Usage.OutputTokens, "cached_input_tokens": res.Usage.CachedInputTokens},
 		}
-		if turnErr != nil {
+		var needed *harness.ApprovalNeededError
+		switch {
+		case errors.As(turnErr, &needed):
+			// The turn ended; calls were denied for want of approval.
+			result["error"] = turnErr.Error()
+		case turnErr != nil:
 			result["stop"] = "error"
 			result["error"] = turnErr.Error()
 		}
