@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"yolop.dev/agent"
 	"yolop.dev/agent/provider"
@@ -18,11 +19,17 @@ import (
 // The model providers the harness builds. A model reference is
 // "<provider>/<model>": "openai/gpt-4.1", "anthropic/claude-sonnet-4-5".
 // "openai" is any server that speaks OpenAI's Chat Completions API
-// (OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter).
+// (OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter). A
+// model an extension serves (the providers facet) is
+// "ext:<extension>/<model>"; see [ExtProviderPrefix].
 const (
 	ProviderOpenAI    = "openai"
 	ProviderAnthropic = "anthropic"
 )
+
+// ExtProviderPrefix starts the provider of a model an extension serves:
+// "ext:<extension>", the extension's capability ref.
+const ExtProviderPrefix = settings.ExtPrefix
 
 // ModelEnv is the environment variable naming the model when no --model
 // flag does: a reference such as "openai/gpt-4.1".
@@ -57,21 +64,25 @@ var ErrModelConfig = errors.New("model configuration")
 // [Harness.ResolveModel], with where each value came from. It never
 // prints its key.
 type ModelConfig struct {
-	// Provider is [ProviderOpenAI] or [ProviderAnthropic]; Model is the
+	// Provider is [ProviderOpenAI], [ProviderAnthropic] or
+	// "ext:<extension>" for a model an extension serves; Model is the
 	// model as the provider names it.
 	Provider, Model string
 	// ModelFrom is [FromFlag], [FromEnv] or [FromSettings].
 	ModelFrom string
 	// BaseURL is the API's base URL; BaseURLFrom is [FromSettings], the
 	// provider's environment variable (OPENAI_BASE_URL,
-	// ANTHROPIC_BASE_URL) or [FromDefault].
+	// ANTHROPIC_BASE_URL) or [FromDefault]. Both are empty for an
+	// extension's model: its server announces the URL when it starts.
 	BaseURL, BaseURLFrom string
 	// KeyFrom is where the API key comes from: the provider's environment
 	// variable (OPENAI_API_KEY, ANTHROPIC_API_KEY), [FromConnections], or
 	// "" when there is none (a local server needs none).
 	KeyFrom string
 	// ContextWindow and MaxTokens are settings.toml's, which apply to the
-	// model it names; zero leaves the agent's defaults.
+	// model it names; zero leaves the agent's defaults. For an extension's
+	// model the window the user approved in its manifest applies, which
+	// ContextWindow may lower but never raise.
 	ContextWindow, MaxTokens int
 
 	key secrets.Secret
@@ -80,9 +91,18 @@ type ModelConfig struct {
 // Ref is the model's reference, "<provider>/<model>".
 func (c ModelConfig) Ref() string { return c.Provider + "/" + c.Model }
 
+// Extension is the name of the extension that serves the model, and
+// whether one does: the provider is "ext:<name>".
+func (c ModelConfig) Extension() (string, bool) {
+	return strings.CutPrefix(c.Provider, ExtProviderPrefix)
+}
+
 // KeyHint says, for an authentication failure, where the key came from
 // and how to replace it.
 func (c ModelConfig) KeyHint() string {
+	if name, ok := c.Extension(); ok {
+		return fmt.Sprintf("the model is served by extension %q, which gets no API key from yolop; see its configuration (yolop ext info %s)", name, name)
+	}
 	switch c.KeyFrom {
 	case FromConnections:
 		return fmt.Sprintf("the key used is the one stored in %s: replace it with `yolop model key %s`", FromConnections, c.Provider)
@@ -94,6 +114,9 @@ func (c ModelConfig) KeyHint() string {
 
 // String describes the configuration, never the key.
 func (c ModelConfig) String() string {
+	if name, ok := c.Extension(); ok {
+		return fmt.Sprintf("%s (from %s), served by extension %q at the endpoint it announces", c.Ref(), c.ModelFrom, name)
+	}
 	key := "no API key"
 	if c.KeyFrom != "" {
 		key = "API key from " + c.KeyFrom
@@ -107,10 +130,13 @@ var providerEnv = map[string]struct{ key, url, defaultURL string }{
 	ProviderAnthropic: {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com/"},
 }
 
-// CheckModelProvider returns nil for a provider the harness builds, and
-// otherwise an error wrapping [ErrModelConfig] that names the ones it
-// does.
+// CheckModelProvider returns nil for a provider whose API key yolop
+// stores ([ProviderOpenAI], [ProviderAnthropic]), and otherwise an error
+// wrapping [ErrModelConfig] that names them.
 func CheckModelProvider(name string) error {
+	if _, ok := strings.CutPrefix(name, ExtProviderPrefix); ok {
+		return fmt.Errorf("%w: provider %q is an extension's: yolop stores no API key for it (an extension's endpoint is on this machine and takes none from yolop)", ErrModelConfig, name)
+	}
 	return checkProvider(name, "provider "+strconv.Quote(name))
 }
 
@@ -125,10 +151,13 @@ func checkProvider(name, from string) error {
 	if _, ok := providerEnv[name]; ok {
 		return nil
 	}
-	if strings.HasPrefix(name, settings.ExtPrefix) {
-		return fmt.Errorf("%w: %s: extension-contributed model providers are not supported in this version (the providers facet comes later); use openai/<model> (any OpenAI-compatible server, with a base URL) or anthropic/<model>", ErrModelConfig, from)
+	if ext, ok := strings.CutPrefix(name, ExtProviderPrefix); ok {
+		if ext == "" || strings.ContainsFunc(ext, unicode.IsSpace) {
+			return fmt.Errorf("%w: %s: %q names no extension: write ext:<extension>/<model>, such as ext:scripted/scripted", ErrModelConfig, from, name)
+		}
+		return nil
 	}
-	return fmt.Errorf("%w: %s: unknown provider %q; the providers are %q (OpenAI and any OpenAI-compatible server: Ollama, vLLM, llama.cpp, LM Studio, OpenRouter) and %q", ErrModelConfig, from, name, ProviderOpenAI, ProviderAnthropic)
+	return fmt.Errorf("%w: %s: unknown provider %q; the providers are %q (OpenAI and any OpenAI-compatible server: Ollama, vLLM, llama.cpp, LM Studio, OpenRouter), %q, and ext:<extension> for a model an extension serves (see yolop models)", ErrModelConfig, from, name, ProviderOpenAI, ProviderAnthropic)
 }
 
 // parseRef splits a reference "<provider>/<model>" at its first slash (a
@@ -136,7 +165,7 @@ func checkProvider(name, from string) error {
 func parseRef(ref, from string) (prov, model string, err error) {
 	ref = strings.TrimSpace(ref)
 	prov, model, ok := strings.Cut(ref, "/")
-	if _, known := providerEnv[prov]; !ok && !known {
+	if _, known := providerEnv[prov]; !ok && !known && !strings.HasPrefix(prov, ExtProviderPrefix) {
 		return "", "", fmt.Errorf("%w: %s %q is not a model reference: write <provider>/<model>, such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5", ErrModelConfig, from, ref)
 	}
 	if err := checkProvider(prov, fmt.Sprintf("%s %q", from, ref)); err != nil {
@@ -199,8 +228,19 @@ func (h *Harness) ResolveModel(ctx context.Context, flag string) (ModelConfig, e
 		return ModelConfig{}, err
 	}
 
-	env := providerEnv[c.Provider]
+	if setProv == c.Provider && setModel == c.Model {
+		c.ContextWindow, c.MaxTokens = sm.ContextWindow, sm.MaxTokens
+	}
 	sameProvider := sm.Provider == c.Provider || (sm.Provider == "" && (setProv == "" || setProv == c.Provider))
+	if _, ok := c.Extension(); ok {
+		// The extension's server announces its endpoint; yolop sends it
+		// no key of the user's.
+		if sm.BaseURL != "" && sameProvider {
+			return ModelConfig{}, fmt.Errorf("%w: %s [model] sets base_url for %s, whose server announces its own endpoint; remove base_url", ErrModelConfig, h.settings.Path(), c.Provider)
+		}
+		return c, nil
+	}
+	env := providerEnv[c.Provider]
 	switch {
 	case sm.BaseURL != "" && sameProvider:
 		c.BaseURL, c.BaseURLFrom = sm.BaseURL, FromSettings
@@ -208,9 +248,6 @@ func (h *Harness) ResolveModel(ctx context.Context, flag string) (ModelConfig, e
 		c.BaseURL, c.BaseURLFrom = os.Getenv(env.url), env.url
 	default:
 		c.BaseURL, c.BaseURLFrom = env.defaultURL, FromDefault
-	}
-	if setProv == c.Provider && setModel == c.Model {
-		c.ContextWindow, c.MaxTokens = sm.ContextWindow, sm.MaxTokens
 	}
 
 	if v := os.Getenv(env.key); v != "" {
@@ -318,7 +355,10 @@ type AgentOptions struct {
 
 // NewAgent returns an agent over s asking the model o names (see
 // [Harness.ResolveModel]), with the host's [BasePrompt] and token counts
-// from [tokens.Count].
+// from [tokens.Count]. A model an extension serves, "ext:<name>/<model>",
+// is asked through that extension of s (see [ExtProviderPrefix]): each
+// request finds it in the session, starts it if need be and streams from
+// the endpoint it announced, within what the user approved.
 func (h *Harness) NewAgent(ctx context.Context, s *Session, o AgentOptions) (*agent.Agent, error) {
 	ao := agent.Options{
 		Session: s.Session, Provider: o.Provider, Model: o.Model, BasePrompt: BasePrompt,
@@ -329,8 +369,13 @@ func (h *Harness) NewAgent(ctx context.Context, s *Session, o AgentOptions) (*ag
 		if err != nil {
 			return nil, err
 		}
-		ao.Provider = c.provider()
 		ao.Model, ao.ContextWindow, ao.MaxTokens = c.Model, c.ContextWindow, c.MaxTokens
+		if name, ok := c.Extension(); ok {
+			ao.Provider = newExtProvider(h, s, name)
+			ao.ContextWindow, _ = h.ModelContextWindow(ctx, s, c)
+		} else {
+			ao.Provider = c.provider()
+		}
 	}
 	return agent.New(ao)
 }

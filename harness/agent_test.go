@@ -97,6 +97,15 @@ func TestResolveModelPrecedence(t *testing.T) {
 		want: harness.ModelConfig{Provider: "openai", Model: "meta-llama/llama-3.1-70b", ModelFrom: harness.FromSettings,
 			BaseURL: "https://openrouter.ai/api/v1", BaseURLFrom: harness.FromSettings},
 	}, {
+		name: "a model an extension serves, from the flag",
+		flag: "ext:scripted/scripted-1",
+		env:  map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"},
+		want: harness.ModelConfig{Provider: "ext:scripted", Model: "scripted-1", ModelFrom: harness.FromFlag},
+	}, {
+		name:     "a model an extension serves, from settings, with its window",
+		settings: "[model]\nprovider = \"ext:ollama\"\nmodel = \"llama3.1:8b\"\ncontext_window = 8000\n",
+		want:     harness.ModelConfig{Provider: "ext:ollama", Model: "llama3.1:8b", ModelFrom: harness.FromSettings, ContextWindow: 8000},
+	}, {
 		name:     "settings base URL without a model, model from the flag",
 		settings: "[model]\nbase_url = \"http://localhost:8080/v1\"\n",
 		flag:     "openai/local",
@@ -129,8 +138,10 @@ func TestResolveModelRefusals(t *testing.T) {
 		name, settings, flag, env string
 		want                      []string
 	}{
-		{name: "ext provider", flag: "ext:ollama/llama3.2",
-			want: []string{"ext:ollama/llama3.2", "extension-contributed model providers are not supported in this version", "openai/<model>", "anthropic/<model>"}},
+		{name: "ext provider without an extension", flag: "ext:/llama3.2",
+			want: []string{"ext:/llama3.2", "names no extension", "ext:<extension>/<model>"}},
+		{name: "ext provider with a base URL", settings: "[model]\nprovider = \"ext:ollama\"\nmodel = \"llama3.2\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n",
+			want: []string{"settings.toml", "base_url", "ext:ollama", "announces its own endpoint"}},
 		{name: "unknown provider from YOLOP_MODEL", env: "mistral/large",
 			want: []string{"YOLOP_MODEL", `unknown provider "mistral"`, `"openai"`, `"anthropic"`}},
 		{name: "unknown provider in settings", settings: "[model]\nprovider = \"gemini\"\nmodel = \"pro\"\n",
@@ -333,8 +344,13 @@ func TestNewAgentWithAProvider(t *testing.T) {
 	if _, err := h.NewAgent(ctx, s, harness.AgentOptions{Provider: p}); err == nil {
 		t.Fatal("a provider without a model name was accepted")
 	}
-	_, err = h.NewAgent(ctx, s, harness.AgentOptions{Model: "ext:demo/scripted"})
-	if err == nil || !errors.Is(err, harness.ErrModelConfig) {
-		t.Fatalf("ext: model = %v; want ErrModelConfig", err)
+	// A model an extension serves is found in the session at each
+	// request: one that is not there fails the turn, saying so.
+	a, err = h.NewAgent(ctx, s, harness.AgentOptions{Model: "ext:demo/scripted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = a.Turn(ctx, "hello"); err == nil || !errors.Is(err, harness.ErrModelConfig) || !strings.Contains(err.Error(), `extension "demo" is not in this session`) {
+		t.Fatalf("ext: model turn = %v; want ErrModelConfig, not in this session", err)
 	}
 }
