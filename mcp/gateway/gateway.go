@@ -12,7 +12,12 @@
 // that request; the stream is flushed before the call's result is sent,
 // so every notification precedes the result and none follows it. A
 // ui/ask from an extension becomes MCP form elicitation when the client
-// supports it, else it is answered cancelled. Prompt contributions are not
+// supports it, else it is answered cancelled. So does the approval
+// question of a call that needs one (the tool's manifest says approval
+// "always", or the user's [approval] policy asks): it goes to the client
+// that made the call, whose answer "allow" runs it; a decline, any other
+// answer, or a client without elicitation denies it, as an error result,
+// and the server never gets the call. Prompt contributions are not
 // served: a YEP prompt is system-prompt context the host adds every turn,
 // while an MCP prompt is a template the user picks, so they do not map.
 //
@@ -249,6 +254,10 @@ type pendingCall struct {
 	ended  chan struct{}
 }
 
+// callKey holds a call's *pendingCall in the context the call runs with,
+// so a question asked in the call reaches the call's own client.
+type callKey struct{}
+
 type callDone struct {
 	res yep.ToolResult
 	err error
@@ -288,6 +297,7 @@ func (g *Gateway) call(ctx context.Context, s *host.Session, name, ext string, r
 	// runs on its own context, cancelled when the request is.
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pc := &pendingCall{sess: s, id: id, tool: name, ext: ext, done: make(chan callDone, 1), asks: make(chan askReq), cancel: cancel, ended: make(chan struct{})}
+	callCtx = context.WithValue(callCtx, callKey{}, pc)
 	g.mu.Lock()
 	g.active = append(g.active, pc)
 	g.mu.Unlock()
@@ -404,17 +414,21 @@ func answerOf(r sdk.InputResponse) yep.UIAskResult {
 }
 
 // Ask implements [host.AskSink]: the question goes to the MCP client of
-// the extension's oldest running call as form elicitation, when the client
-// supports it. A secret question, one asked outside a call, or one to a
+// the call it is asked in (a tool call's approval question: ctx is the
+// call's), else of the extension's oldest running call, as form
+// elicitation, when the client supports it. A secret question, one asked outside a call, or one to a
 // client without elicitation is answered cancelled: MCP forms must not
 // carry secrets.
 func (g *Gateway) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAskResult, error) {
 	g.mu.Lock()
-	var pc *pendingCall
-	for _, c := range g.active {
-		if c.ext == ext {
-			pc = c
-			break
+	pc, _ := ctx.Value(callKey{}).(*pendingCall)
+	if !slices.Contains(g.active, pc) {
+		pc = nil
+		for _, c := range g.active {
+			if c.ext == ext {
+				pc = c
+				break
+			}
 		}
 	}
 	g.mu.Unlock()
