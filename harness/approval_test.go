@@ -174,3 +174,35 @@ func TestRunApprover(t *testing.T) {
 		t.Fatalf("approved %v, denied %v, err %v", approved, yes.Denied(), yes.Err())
 	}
 }
+
+// TestApprovalPolicyIsLive: with live config, an edit of [approval]
+// applies to the session's next call; a malformed edit is a warning event
+// and every call is asked about from then on.
+func TestApprovalPolicyIsLive(t *testing.T) {
+	cfg := echotest.Installed(t)
+	a := &asked{answer: false}
+	s, _ := approvalSession(t, cfg, harness.SessionOptions{Approve: a.approve, LiveConfig: true})
+	ctx := context.Background()
+	if _, err := s.CallTool(ctx, "echo", "c1", json.RawMessage(`{"text":"hi"}`), nil); err != nil {
+		t.Fatalf("echo before the edit: %v", err)
+	}
+	warned := make(chan string, 1)
+	defer s.Subscribe(func(ev host.Event) {
+		if w, ok := ev.Data.(yep.WarningData); ok && strings.Contains(w.Message, "approval.risk") {
+			select {
+			case warned <- w.Message:
+			default:
+			}
+		}
+	})()
+	appendSettings(t, cfg, "[approval]\nrisk = \"severe\"\n")
+	if w := <-warned; !strings.Contains(w, "every tool call asks") {
+		t.Fatalf("warning = %q", w)
+	}
+	if _, err := s.CallTool(ctx, "echo", "c2", json.RawMessage(`{"text":"hi"}`), nil); !errors.Is(err, host.ErrApprovalDenied) {
+		t.Fatalf("echo after the edit = %v; want it asked and denied", err)
+	}
+	if got := a.tools(); !slices.Equal(got, []string{"echo"}) {
+		t.Fatalf("asked about %v", got)
+	}
+}
