@@ -45,7 +45,7 @@ func (a *app) extInstallCmd() *cobra.Command {
 	var (
 		yes            bool
 		name, registry string
-		build          bool
+		build, enable  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "install <source>",
@@ -61,7 +61,8 @@ The package is fetched into a staging directory and its manifest is read
 (never executed). The contribution summary — server command, tools, hooks,
 MCP servers, prompt, opt-ins, config fields — is printed before anything is
 installed. On a terminal you are asked y/N; --yes approves for scripts;
-without a terminal and without --yes nothing is installed.`,
+without a terminal and without --yes nothing is installed. --enable also
+enables it (what ` + "`yolop ext enable`" + ` does) once it is installed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.manager()
@@ -72,14 +73,23 @@ without a terminal and without --yes nothing is installed.`,
 			if build {
 				rerun += " --build"
 			}
+			if enable {
+				rerun += " --enable"
+			}
 			out, err := m.Install(cmd.Context(), manager.InstallRequest{
 				Source: args[0], Name: name, Registry: registry, Build: build,
 				Consent: a.consent(yes, rerun),
+				Enable:  enable, Ask: a.terminalAsker(),
 			})
+			if out != nil {
+				fmt.Fprintln(a.stdout, builtin.OutcomeText(out))
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(a.stdout, builtin.OutcomeText(out))
+			if out.Grant != nil {
+				fmt.Fprintf(a.stdout, "enabled %s (%s); it loads in the next `yolop session`\n", out.Name, m.Settings().Path())
+			}
 			return nil
 		},
 	}
@@ -87,6 +97,7 @@ without a terminal and without --yes nothing is installed.`,
 	cmd.Flags().StringVar(&name, "name", "", "the extension `name` the manifest must declare")
 	cmd.Flags().StringVar(&registry, "registry", "", "sparse registry for crate sources (`sparse+URL`; default: [extensions] registry in settings.toml, else crates.io)")
 	cmd.Flags().BoolVar(&build, "build", false, "allow `cargo install` when a crate has no prebuilt binary for this platform")
+	cmd.Flags().BoolVar(&enable, "enable", false, "enable it once it is installed")
 	return cmd
 }
 
