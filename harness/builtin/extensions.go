@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -257,6 +259,7 @@ func (e *Extensions) install(ctx context.Context, source string, enable bool, o 
 	lead := func(p manager.Proposal) string {
 		return fmt.Sprintf("The agent wants to install an extension from %s.", p.Source)
 	}
+	source = workspaceSource(o.WorkspaceRoot, source)
 	out, err := e.m.Install(ctx, manager.InstallRequest{Source: source, Consent: consent(o, lead, "yolop ext install "+source), Enable: enable, Ask: o.Ask})
 	if err != nil {
 		if out != nil { // installed; enabling it failed
@@ -269,6 +272,24 @@ func (e *Extensions) install(ctx context.Context, source string, enable bool, o 
 		text += fmt.Sprintf("\nenabled %s; %s", out.Name, e.goLive(*out.Grant, !out.Unchanged, o))
 	}
 	return yep.ToolResult{Output: text}
+}
+
+// workspaceSource resolves a relative directory source against the
+// workspace, as the coding tools resolve their paths, not against the
+// process's directory: "./x" and "../x", and a bare name or relative path
+// that is a directory in the workspace (which would otherwise read as a
+// crates.io name). Anything else is returned as it is.
+func workspaceSource(ws, source string) string {
+	if ws == "" || source == "" || filepath.IsAbs(source) || strings.HasPrefix(source, "~") || strings.Contains(source, "://") {
+		return source
+	}
+	if source == "." || source == ".." || strings.HasPrefix(source, "./") || strings.HasPrefix(source, "../") {
+		return filepath.Join(ws, source)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, source)); err == nil && fi.IsDir() {
+		return filepath.Join(ws, source)
+	}
+	return source
 }
 
 // goLive makes the enabled extension of grant g live in the running

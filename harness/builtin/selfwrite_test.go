@@ -156,8 +156,10 @@ func TestInstallWithEnableMakesToolsCallable(t *testing.T) {
 	l := newLoop(t)
 	dir := l.scaffoldTool("tk")
 	l.ask.push("y")
-	out := l.mustCall("install_extension", map[string]any{"source": dir, "enable": true})
-	mustContain(t, "install output", out, "installed tk 0.1.0", "enabled tk; its tools are live from the next turn")
+	// A bare name that is a directory in the workspace is that directory
+	// (not a crates.io name), whatever the process's directory.
+	out := l.mustCall("install_extension", map[string]any{"source": "tk", "enable": true})
+	mustContain(t, "install output", out, "installed tk 0.1.0 from "+dir, "enabled tk; its tools are live from the next turn")
 	if strings.Contains(out, "enable it with") {
 		t.Errorf("an enabled install still says how to enable it:\n%s", out)
 	}
@@ -173,8 +175,8 @@ func TestInstallWithEnableMakesToolsCallable(t *testing.T) {
 	// enable defaults to false: installed, not enabled, not live.
 	dir2 := l.scaffoldTool("tk2")
 	l.ask.push("y")
-	out = l.mustCall("install_extension", map[string]any{"source": dir2})
-	mustContain(t, "install output", out, "installed tk2", "enable it with")
+	out = l.mustCall("install_extension", map[string]any{"source": "./tk2"})
+	mustContain(t, "install output", out, "installed tk2 0.1.0 from "+dir2, "enable it with")
 	l.s.ApplyPending(l.ctx)
 	if _, ok := l.s.Extension("tk2"); ok {
 		t.Fatal("install without enable activated the extension")
