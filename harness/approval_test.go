@@ -206,3 +206,10 @@ func TestApprovalPolicyIsLive(t *testing.T) {
 		t.Fatalf("asked about %v", got)
 	}
 }
+
+// TestRuleNamesMatchTheHost: settings.toml's rules are the host's.
+func TestRuleNamesMatchTheHost(t *testing.T) {
+	if settings.RuleAllow != host.RuleAllow || settings.RuleAsk != host.RuleAsk || settings.RuleDeny != host.RuleDeny {
+		t.Fatal("settings' rule names differ from core/host's")
+	}
+}
