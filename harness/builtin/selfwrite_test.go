@@ -194,7 +194,8 @@ func TestInstallWithEnableMakesToolsCallable(t *testing.T) {
 
 // TestReloadAfterACodeEdit: an edit to the server of an installed path
 // source takes effect at reload_extension, not before; a manifest edit
-// that widens the grant is refused, pointing at update_extension, with
+// that widens nothing is re-pinned without asking; one that widens the
+// grant is refused, pointing at update_extension, with
 // the lock untouched and the running server left running; an in-place
 // package just restarts.
 func TestReloadAfterACodeEdit(t *testing.T) {
@@ -217,7 +218,20 @@ func TestReloadAfterACodeEdit(t *testing.T) {
 		t.Fatalf("after the reload hello = %q", got)
 	}
 
+	// A manifest edit that widens nothing (a new version) is re-pinned
+	// without asking; the session switches to it from the next turn.
+	edit(t, filepath.Join(dir, "plugin.json"), `"version": "0.1.0"`, `"version": "0.1.1"`)
+	out = l.mustCall("reload_extension", map[string]string{"name": "tk"})
+	mustContain(t, "re-pinning reload", out, "re-pinned tk", "0.1.0", "0.1.1", "the new version replaces the running one from the next turn")
 	lock := filepath.Join(l.cfg, packaging.LockFileName)
+	if lf, err := packaging.ReadLockFile(lock); err != nil || lf.Entry("tk").Version != "0.1.1" {
+		t.Fatalf("lock after the re-pin = %+v, %v", lf, err)
+	}
+	l.s.ApplyPending(l.ctx)
+	if got := l.mustCall("hello", map[string]string{"text": "a"}); got != "hello v2: a" {
+		t.Fatalf("after the re-pin hello = %q", got)
+	}
+
 	before := read(t, lock)
 	edit(t, filepath.Join(dir, "plugin.json"), `"tools": [`, `"tools": [
       {"name": "bye", "description": "a new tool"},`)
