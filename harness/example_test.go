@@ -37,11 +37,14 @@ func Example() {
 	// Output:
 	// warnings: 0
 	// install_extension
+	// update_extension
 	// list_extensions
 	// enable_extension
 	// disable_extension
 	// remove_extension
 	// scaffold_extension
+	// doctor_extension
+	// reload_extension
 	// set_extension_secret
 	// list_skills
 	// read_skill
