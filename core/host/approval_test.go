@@ -496,3 +496,33 @@ func TestQuestionShape(t *testing.T) {
 		}
 	}
 }
+
+// tool.started shows the arguments with the schema's secret fields
+// redacted, while the server still gets them whole.
+func TestToolStartedRedactsSecretArgs(t *testing.T) {
+	q := &questions{answer: yep.UIAskResult{Answer: AnswerAllow}}
+	s := startApprovalSession(t, SessionOptions{Ask: q})
+	var l eventLog
+	s.Subscribe(l.add)
+	res, err := s.CallTool(t.Context(), "echo", "a", json.RawMessage(`{"text":"hunter2"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, "hunter2") {
+		t.Fatalf("the server did not get the secret argument: %q", res.Output)
+	}
+	var started int
+	for _, ev := range l.all(t, s) {
+		if ev.Type != yep.TraceToolStarted {
+			continue
+		}
+		started++
+		d := ev.Data.(yep.ToolStartedData)
+		if string(d.Args) != `{"text":"[redacted]"}` {
+			t.Errorf("tool.started args = %s, want the secret redacted", d.Args)
+		}
+	}
+	if started != 1 {
+		t.Fatalf("%d tool.started events, want 1", started)
+	}
+}

@@ -391,8 +391,11 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		if e, ok := t.cap.(*Extension); ok {
 			ext = e.ExtName()
 		}
-		narration := s.scrub(Narrate(t.def.Narration, name, redactArgs(t.def.InputSchema, args)))
-		s.Emit(tool.event(yep.TraceToolStarted, turn, yep.ToolStartedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID, Args: args, Narration: narration}))
+		// What the event shows of the arguments has the schema's secret
+		// fields redacted: front-ends print it and trace consumers keep it.
+		shown := redactArgs(t.def.InputSchema, args)
+		narration := s.scrub(Narrate(t.def.Narration, name, shown))
+		s.Emit(tool.event(yep.TraceToolStarted, turn, yep.ToolStartedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID, Args: shown, Narration: narration}))
 		defer func() {
 			done := yep.ToolCompletedData{Tool: name, Capability: t.cap.Name(), Extension: ext, ToolCallID: callID,
 				DurationMS: float64(time.Since(start).Microseconds()) / 1000, IsError: err != nil || res.IsError, Status: toolStatus(res, err)}
