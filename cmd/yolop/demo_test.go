@@ -24,7 +24,7 @@ func TestDemoShowsARealAgentTurn(t *testing.T) {
 	}
 	// In order, as they must appear.
 	steps := []string{
-		"model scripted-demo",
+		"2 extension(s), 10 tool(s), model ext:scripted/scripted-demo",
 		"reverse                  ext:echo       Reverse the given text. (deferred: reach it through tool_search)",
 		`> Reverse "yolop" and count to 3 at the same time`,
 		"None of my tools reverses text, so I will search the deferred ones.\n→ tool_search {\"query\":\"reverse\"}\n← tool_search: ok\n",
@@ -37,6 +37,7 @@ func TestDemoShowsARealAgentTurn(t *testing.T) {
 		"> What did the greeting say?\nIt said \"hello, yolop\". I did not run it myself",
 		"(1 model request, 0 tool calls, ",
 		"> /status\necho         ready",
+		"\nscripted     ready", // the extension serving the model
 	}
 	rest := out
 	for _, s := range steps {
@@ -108,7 +109,7 @@ func TestDemoJSON(t *testing.T) {
 				blocked = append(blocked, d)
 			}
 		case "llm.generation":
-			if d["provider"] != "openai" || d["model"] != "scripted-demo" || d["output_tokens"] == nil {
+			if d["provider"] != "ext:scripted" || d["model"] != "scripted-demo" || d["output_tokens"] == nil {
 				t.Errorf("llm.generation = %v", d)
 			}
 		case "turn":

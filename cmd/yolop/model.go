@@ -65,9 +65,16 @@ func (a *app) modelShowCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "provider        %s (from %s)\n", c.Provider, c.ModelFrom)
 			fmt.Fprintf(a.stdout, "model           %s (from %s)\n", c.Model, c.ModelFrom)
-			fmt.Fprintf(a.stdout, "base URL        %s (from %s)\n", c.BaseURL, c.BaseURLFrom)
-			fmt.Fprintf(a.stdout, "API key         %s\n", key)
-			fmt.Fprintf(a.stdout, "context window  %s\n", tokensLine(c.ContextWindow, agent.DefaultContextWindow))
+			if ext, ok := c.Extension(); ok {
+				window, from := h.ModelContextWindow(cmd.Context(), nil, c)
+				fmt.Fprintf(a.stdout, "base URL        the endpoint extension %s announces when it starts\n", ext)
+				fmt.Fprintf(a.stdout, "API key         none (yolop sends an extension no key of yours)\n")
+				fmt.Fprintf(a.stdout, "context window  %d tokens (from %s)\n", window, from)
+			} else {
+				fmt.Fprintf(a.stdout, "base URL        %s (from %s)\n", c.BaseURL, c.BaseURLFrom)
+				fmt.Fprintf(a.stdout, "API key         %s\n", key)
+				fmt.Fprintf(a.stdout, "context window  %s\n", tokensLine(c.ContextWindow, agent.DefaultContextWindow))
+			}
 			if c.MaxTokens != 0 {
 				fmt.Fprintf(a.stdout, "max tokens      %d per reply (from %s)\n", c.MaxTokens, harness.FromSettings)
 			}

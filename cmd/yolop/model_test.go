@@ -53,7 +53,7 @@ func TestModelKeyCommand(t *testing.T) {
 		t.Errorf("key as an argument: exit %d, stderr %q", code, errOut)
 	}
 	for _, args := range [][]string{{"model", "key", "mistral"}, {"model", "key", "ext:local"}} {
-		if _, errOut, code := cli(t, "sk-x\n", args...); code == 0 || !strings.Contains(errOut, `"openai"`) && !strings.Contains(errOut, "not supported") {
+		if _, errOut, code := cli(t, "sk-x\n", args...); code == 0 || !strings.Contains(errOut, `"openai"`) && !strings.Contains(errOut, "yolop stores no API key for it") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
 	}

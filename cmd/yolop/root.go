@@ -107,7 +107,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.colourOn = a.colourful()
 		return nil
 	}
-	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd(), a.mcpCmd())
+	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd(), a.mcpCmd(), a.modelsCmd(), a.serveScriptedModelCmd())
 	root.SetVersionTemplate("{{.Version}}")
 	for _, c := range a.extraCommands() {
 		root.AddCommand(c)

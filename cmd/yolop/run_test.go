@@ -183,7 +183,8 @@ func TestRunStopsAtMaxSteps(t *testing.T) {
 }
 
 // TestRunRefusesBadInput: no message, and a model that cannot be built,
-// fail before anything starts, with what to do.
+// fail with what to do (before anything starts, but for an extension's
+// model, which is looked up in the session).
 func TestRunRefusesBadInput(t *testing.T) {
 	runEnv(t)
 	for _, tc := range []struct {
@@ -192,7 +193,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 	}{
 		{[]string{"run", "--model", "openai/x"}, `-p "<message>"`},
 		{[]string{"run", "-p", "hi"}, "no model is configured"},
-		{[]string{"run", "-p", "hi", "--model", "ext:local/llama"}, "extension-contributed model providers are not supported"},
+		{[]string{"run", "-p", "hi", "--model", "ext:local/llama"}, `extension "local" is not in this session: it is not installed`},
 		{[]string{"run", "-p", "hi", "--model", "gemini/pro"}, `unknown provider "gemini"`},
 	} {
 		_, errOut, code := cli(t, "", tc.args...)

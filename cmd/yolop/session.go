@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"yolop.dev/agent/provider"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
@@ -34,10 +33,13 @@ type sessionFlags struct {
 	noMCP     bool
 	yes       bool   // approve the workspace's .mcp.json without asking
 	record    string // write the YEP dialogues to this file
-	model     string // <provider>/<model> to talk to, or with provider the model's own name
+	model     string // <provider>/<model> to talk to
 
-	provider   provider.Provider // a model of the front-end's own (the demo's scripted one)
-	noBuiltins bool              // leave out the built-in capabilities (the coding tools stay with a model)
+	noBuiltins bool // leave out the built-in capabilities (the coding tools stay with a model)
+	// atEnd, if set, runs when the input ends, before the session closes
+	// (the demo asks its scripted model whether the script played out);
+	// its error is the session's.
+	atEnd func(ctx context.Context, s *harness.Session) error
 }
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -129,7 +131,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		mcp = mcpclient.ForHarness(ctx, h, ws, r.mcpConsent(f.yes))
 		contributed = append(contributed, mcp)
 	}
-	model, withModel, noModelWhy := sessionModel(ctx, h, f)
+	model, withModel, noModelWhy := h.SessionModel(ctx, f.model)
 	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{
 		Contributed:   contributed,
 		Extra:         extra,
@@ -155,7 +157,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	co := cmds.Options{Session: s.Session, Out: r, BasePrompt: harness.BasePrompt, Local: s.Local(), Manager: a.manager, Ask: r,
 		Paint: a.paint, KeysHelp: r.editorHelp(), NoModel: harness.NoModelAdvice}
 	if withModel {
-		co.Agent, err = h.NewAgent(ctx, s, harness.AgentOptions{Model: f.model, Provider: f.provider})
+		co.Agent, err = h.NewAgent(ctx, s, harness.AgentOptions{Model: f.model})
 		if err != nil {
 			return fmt.Errorf("yolop session: %w", err)
 		}
@@ -222,6 +224,9 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 			}
 		}
 		if !ok {
+			if f.atEnd != nil {
+				return f.atEnd(ctx, s)
+			}
 			return nil
 		}
 		line = strings.TrimSpace(line)

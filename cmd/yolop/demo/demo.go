@@ -1,7 +1,9 @@
 // Package demo embeds what `yolop demo` runs on, so it needs no files on
 // disk: the echo extension's package manifest (a test keeps the copy
-// identical to core/examples/echo/plugin.json), the script of the
-// scripted model it talks to, and the lines it types into the session.
+// identical to core/examples/echo/plugin.json), the manifest of the
+// extension that serves its model (yolop.dev/agent/scripted/scriptedext,
+// the scripted model over the providers facet), the script of that model,
+// and the lines it types into the session.
 package demo
 
 import _ "embed"
@@ -10,6 +12,13 @@ import _ "embed"
 //
 //go:embed plugin.json
 var EchoManifest []byte
+
+// ScriptedManifest is the manifest of the extension serving the demo's
+// model: the providers facet approves the script's model, and its command
+// verify says whether the script played to its end.
+//
+//go:embed scripted.json
+var ScriptedManifest []byte
 
 // ModelScript is the scripted model's script (see yolop.dev/agent/scripted):
 // its answers to the agent turns of [Script].
