@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"yolop.dev/agent"
@@ -321,6 +322,29 @@ func TestExtModelContextWindow(t *testing.T) {
 		s.Close()
 		if got != tc.want || from != tc.from {
 			t.Errorf("settings %q: context window %d from %q, want %d from %q", tc.settings, got, from, tc.want, tc.from)
+		}
+	}
+}
+
+// A provider server killed between turns is started again by the next
+// turn, which answers as if nothing happened: whether or not the host has
+// noticed the exit yet when the request goes out.
+func TestExtModelServerKilledBetweenTurns(t *testing.T) {
+	h := openHarness(t, "")
+	ctx := context.Background()
+	s := modelSession(t, h, t.TempDir(), nil, providerPackage(t, "prov", map[string]int{"m1": 1000}, nil))
+	e, _ := s.Extension("prov")
+	ag, err := h.NewAgent(ctx, s, harness.AgentOptions{Model: "ext:prov/m1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if res, err := ag.Turn(ctx, "hi"); err != nil || res.Text != "pong 1" {
+			t.Fatalf("turn %d = %+v, %v", i, res, err)
+		}
+		pid := e.PID()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
