@@ -9,7 +9,9 @@
 // The script is the config's "script" (the path of a script JSON file,
 // relative to the package directory, which is the server's working
 // directory), else the one [Options.Script] embeds; with neither,
-// initialize fails saying so.
+// initialize fails saying so. The script's "model" is the model announced,
+// so it must be one the manifest's providers facet lists, or the host
+// refuses it.
 //
 // The server also contributes a slash command, "verify" (/<extension>:verify),
 // which succeeds when every step of the script has answered a request and
