@@ -248,6 +248,7 @@ func TestExtModelClampRefusals(t *testing.T) {
 		{"far", "m1", map[string]string{"PROVIDER_HOST": "10.0.0.1"}, `extension "far" announced no usable provider (refused: far: baseUrl "http://10.0.0.1:`},
 		{"named", "m1", map[string]string{"PROVIDER_HOST": "localhost"}, `is not a loopback IP literal`},
 		{"wide", "m9", map[string]string{"PROVIDER_MODELS": "m1,m9"}, `extension "wide" does not serve model "m9"; it serves m1 (ask one as ext:wide/<model>); refused: m9: model of provider wide not declared in the approved manifest`},
+		{"unapproved", "m9", map[string]string{"PROVIDER_MODELS": "m9"}, `extension "unapproved" announced no usable provider (refused: m9: model of provider unapproved not declared in the approved manifest)`},
 		{"silent", "m1", map[string]string{"PROVIDER_NONE": "1"}, `extension "silent" announced no model provider when it started`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
