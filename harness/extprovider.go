@@ -160,7 +160,7 @@ func (p *extProvider) clientFor(base string) *provider.OpenAIProvider {
 			BaseURL:    base,
 			APIKey:     extKey,
 			HTTPClient: &http.Client{Transport: extTransport{base: p.conns}},
-			Getenv:     func(string) string { return "" },
+			Name:       p.Name(),
 		})
 	}
 	return p.client

@@ -73,9 +73,12 @@ func (p *base) classify(f apiFailure) *Error {
 	switch {
 	case f.status == http.StatusUnauthorized || f.status == http.StatusForbidden:
 		e.Kind = ErrAuth
-		if p.key == "" {
+		switch {
+		case p.keyEnv == "":
+			e.Msg = fmt.Sprintf("the %s API refused the request (%s)%s", p.name, status, detail)
+		case p.key == "":
 			e.Msg = fmt.Sprintf("the %s API refused the request (%s): no API key is set; set %s", p.name, status, p.keyEnv)
-		} else {
+		default:
 			e.Msg = fmt.Sprintf("the %s API refused the key (%s): check the API key (%s)", p.name, status, p.keyEnv)
 		}
 	case isContextTooLong(f):
@@ -133,8 +136,12 @@ func (p *base) dropped(res Result, why string) *Error {
 
 // unreachable is the error of a request that got no HTTP answer.
 func (p *base) unreachable(err error) *Error {
+	hint := "check the base URL and the network"
+	if p.urlEnv != "" {
+		hint = fmt.Sprintf("check the base URL (%s) and the network", p.urlEnv)
+	}
 	return &Error{Provider: p.name, Kind: ErrUnreachable,
-		Msg: fmt.Sprintf("could not reach the %s API at %s: %s; check the base URL (%s) and the network", p.name, p.scrub(p.baseURL), clip(p.scrub(err.Error())), p.urlEnv)}
+		Msg: fmt.Sprintf("could not reach the %s API at %s: %s; %s", p.name, p.scrub(p.baseURL), clip(p.scrub(err.Error())), hint)}
 }
 
 // scrub removes the key from s.

@@ -27,6 +27,12 @@ type Options struct {
 	HTTPClient *http.Client
 	// Getenv reads the environment. Nil: os.Getenv.
 	Getenv func(string) string
+	// Name names the provider in its results and error messages, for an
+	// endpoint that is neither OpenAI's nor Anthropic's own service and is
+	// configured by no environment variable (an extension's, "ext:<name>").
+	// Set, the environment is never read and messages point at no
+	// environment variable. Empty: "openai" or "anthropic".
+	Name string
 }
 
 // base is what both providers share: their resolved settings.
@@ -43,6 +49,10 @@ func resolve(name string, o Options, keyEnv, urlEnv, defaultURL string) base {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if o.Name != "" {
+		name, keyEnv, urlEnv = o.Name, "", ""
+		getenv = func(string) string { return "" }
 	}
 	b := base{name: name, key: o.APIKey, baseURL: o.BaseURL, keyEnv: keyEnv, urlEnv: urlEnv, retries: o.MaxRetries}
 	if b.key == "" {

@@ -506,3 +506,37 @@ func TestConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestNamedEndpoint: a provider given Options.Name (an extension's
+// endpoint) is named by it in results and errors, reads no environment
+// (no OPENAI_API_KEY reaches the endpoint) and points at no environment
+// variable.
+func TestNamedEndpoint(t *testing.T) {
+	srv := serve(t, `{"steps": [{"when": {"any": true}, "reply": {"text": "ok"}}]}`, scripted.Options{})
+	env := func(n string) string {
+		if n == "OPENAI_API_KEY" {
+			return "sk-canary-env"
+		}
+		return ""
+	}
+	p := provider.OpenAI(provider.Options{BaseURL: srv.URL() + "/v1/", Name: "ext:scripted", Getenv: env})
+	if p.Name() != "ext:scripted" {
+		t.Errorf("Name() = %q, want ext:scripted", p.Name())
+	}
+	if _, _, err := collect(t, p, user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if h := srv.Requests()[0].Header.Get("Authorization"); strings.Contains(h, "sk-canary-env") {
+		t.Errorf("the environment's key reached the endpoint: %q", h)
+	}
+	url := srv.URL()
+	srv.Close()
+	p = provider.OpenAI(provider.Options{BaseURL: url + "/v1/", Name: "ext:scripted", MaxRetries: -1})
+	_, _, err := collect(t, p, user("hi"))
+	if !errors.Is(err, provider.ErrUnreachable) {
+		t.Fatalf("err = %v, want ErrUnreachable", err)
+	}
+	if !strings.Contains(err.Error(), "could not reach the ext:scripted API") || strings.Contains(err.Error(), "OPENAI") {
+		t.Errorf("error %q should name the endpoint and no environment variable", err)
+	}
+}
