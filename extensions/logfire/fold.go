@@ -83,6 +83,9 @@ func (f *folder) handle(ev yep.TraceEventParams) {
 	case ev.Type == yep.TraceHookFired:
 		d, _ := data.(yep.HookFiredData)
 		f.hook(ev, d, at)
+	case ev.Type == yep.TraceToolApproval:
+		d, _ := data.(yep.ToolApprovalData)
+		f.approval(ev, d, at)
 	case phase == "started":
 		f.start(ev, kind, data, at)
 	case phase == "completed" || phase == "ended":
@@ -268,10 +271,10 @@ func (f *folder) describe(kind string, ev yep.TraceEventParams, data any) (strin
 		attrs = append(attrs, attribute.String("yolop.turn.id", ev.TurnID))
 	}
 	if kind == "tool" {
-		var tool, callID, ext, capability string
+		var tool, callID, ext, capability, narration string
 		switch d := data.(type) {
 		case yep.ToolStartedData:
-			tool, callID, ext, capability = d.Tool, d.ToolCallID, d.Extension, d.Capability
+			tool, callID, ext, capability, narration = d.Tool, d.ToolCallID, d.Extension, d.Capability, d.Narration
 		case yep.ToolCompletedData:
 			tool, callID, ext, capability = d.Tool, d.ToolCallID, d.Extension, d.Capability
 		}
@@ -282,6 +285,7 @@ func (f *folder) describe(kind string, ev yep.TraceEventParams, data any) (strin
 		attrs = appendStr(attrs, "gen_ai.tool.call.id", callID)
 		attrs = appendStr(attrs, "yolop.extension", ext)
 		attrs = appendStr(attrs, "yolop.capability", capability)
+		attrs = appendStr(attrs, "yolop.tool.narration", narration)
 		return "execute_tool " + tool, trace.SpanKindClient, attrs
 	}
 	// turn, reason, act, and any *.started this version does not know.
@@ -407,6 +411,28 @@ func (f *folder) hook(ev yep.TraceEventParams, d yep.HookFiredData, at time.Time
 		span.SetStatus(codes.Error, d.Error)
 	}
 	span.End(trace.WithTimestamp(at))
+}
+
+// approval is one tool.approval event: the decision on the tool call's
+// span (yolop.approval.* attributes) and a span event "tool.approval" at
+// the moment it was made; on the turn's span when the call's span is not
+// open.
+func (f *folder) approval(ev yep.TraceEventParams, d yep.ToolApprovalData, at time.Time) {
+	var attrs []attribute.KeyValue
+	attrs = appendStr(attrs, "yolop.approval.decision", d.Decision)
+	attrs = appendStr(attrs, "yolop.approval.by", d.By)
+	attrs = appendStr(attrs, "yolop.approval.reason", d.Reason)
+	attrs = appendStr(attrs, "yolop.extension.version", d.Version)
+	if o := f.byID[ev.SpanID]; o != nil && ev.SpanID != "" {
+		o.span.SetAttributes(attrs...)
+		o.span.AddEvent(ev.Type, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
+		return
+	}
+	attrs = appendStr(attrs, "gen_ai.tool.name", d.Tool)
+	attrs = appendStr(attrs, "yolop.extension", d.Extension)
+	if t := f.turns[ev.TurnID]; t != nil {
+		t.span.AddEvent(ev.Type, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
+	}
 }
 
 // appendStr adds the attribute key=s, unless s is empty.

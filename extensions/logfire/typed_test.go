@@ -79,7 +79,7 @@ func TestFoldPayloadFields(t *testing.T) {
 		// Never completed: ended at session end.
 		{typ: yep.TraceToolStarted, data: reflect.TypeFor[yep.ToolStartedData](), want: map[string][]string{
 			"tool": {"gen_ai.tool.name", inName}, "capability": {"yolop.capability"}, "extension": {"yolop.extension"},
-			"tool_call_id": {"gen_ai.tool.call.id"},
+			"tool_call_id": {"gen_ai.tool.call.id"}, "narration": {"yolop.tool.narration"},
 		}, never: []string{"args"}},
 		// Its start lost: the span is rebuilt from the completion alone.
 		{typ: yep.TraceToolCompleted, data: reflect.TypeFor[yep.ToolCompletedData](), want: map[string][]string{
@@ -354,5 +354,35 @@ func TestFoldHostSession(t *testing.T) {
 	})
 	if post.StatusCode != "Error" || !strings.Contains(post.StatusMessage, "audit log unavailable") {
 		t.Errorf("failed hook span: status %s %q", post.StatusCode, post.StatusMessage)
+	}
+}
+
+// TestFoldApproval: a tool.approval event puts its decision on the tool
+// call's span, as attributes and as a span event, so a trace shows who
+// let a call run or stopped it.
+func TestFoldApproval(t *testing.T) {
+	r := otlptest.New()
+	defer r.Close()
+	tp := newTestPipeline(t, r, "", ExportOptions{})
+	const span = "2222222222222222"
+	tp.fold.handle(ev(yep.TraceToolStarted, trace1, span, "", "1", yep.ToolStartedData{Tool: "reverse", Extension: "echo", Narration: "Reverse abc"}))
+	tp.fold.handle(ev(yep.TraceToolApproval, trace1, span, "", "1", yep.ToolApprovalData{Tool: "reverse", Extension: "echo", Version: "0.1.0",
+		Decision: yep.ApprovalDenied, By: yep.ApprovalByUser, Reason: "not now"}))
+	tp.fold.handle(ev(yep.TraceToolCompleted, trace1, span, "", "1", yep.ToolCompletedData{Tool: "reverse", Extension: "echo", Status: yep.ToolDenied, IsError: true}))
+	if err := tp.shutdown(wait); err != nil {
+		t.Fatal(err)
+	}
+	spans := r.Spans()
+	if len(spans) != 1 {
+		t.Fatalf("got %d spans, want 1:\n%s", len(spans), otlptest.Tree(spans))
+	}
+	s := spans[0]
+	for k, want := range map[string]string{
+		"yolop.approval.decision": "denied", "yolop.approval.by": "user", "yolop.approval.reason": "not now",
+		"yolop.extension.version": "0.1.0", "yolop.tool.narration": "Reverse abc", "yolop.tool.status": "denied",
+	} {
+		if s.Attrs[k] != want {
+			t.Errorf("attribute %s = %q, want %q (attrs %v)", k, s.Attrs[k], want, s.Attrs)
+		}
 	}
 }
