@@ -168,8 +168,15 @@ func (s *Session) approve(ctx context.Context, t *toolEntry, callID string, args
 			ok, why = false, fmt.Sprintf("approval failed: %v", err)
 		}
 	} else {
+		// Asked as the extension (the MCP gateway routes it to the call's
+		// client by that name), or as the capability of a built-in or
+		// contributed tool, which has none.
+		asker := ext
+		if asker == "" {
+			asker = t.cap.Name()
+		}
 		var res yep.UIAskResult
-		res, err = s.asks.ask(ctx, ext, yep.UIAskParams{Prompt: s.scrub(req.Question()), Options: []string{AnswerAllow, AnswerDeny}})
+		res, err = s.asks.ask(ctx, asker, yep.UIAskParams{Prompt: s.scrub(req.Question()), Options: []string{AnswerAllow, AnswerDeny}})
 		ok = err == nil && !res.Cancelled && res.Answer == AnswerAllow
 		if !ok && (err != nil || res.Cancelled) {
 			why = "the question was cancelled (or another question was open), so the call was denied"

@@ -526,3 +526,23 @@ func TestToolStartedRedactsSecretArgs(t *testing.T) {
 		t.Fatalf("%d tool.started events, want 1", started)
 	}
 }
+
+// A built-in tool the user's policy asks about is asked as its
+// capability (a built-in has no extension name), and the question names
+// it.
+func TestBuiltinApprovalIsAskedAsItsCapability(t *testing.T) {
+	q := &questions{answer: yep.UIAskResult{Answer: AnswerAllow}}
+	c := &argsCap{}
+	policy := func(ti ToolInfo, _, _ string) string { return RuleAsk }
+	s := NewSession(SessionOptions{Builtins: []Capability{c}, Ask: q, Policy: policy})
+	t.Cleanup(s.Close)
+	if _, err := s.CallTool(t.Context(), "greet", "a", json.RawMessage(`{"name":"x"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if q.count() != 1 || c.calls != 1 {
+		t.Fatalf("%d questions, %d calls; want 1 and 1", q.count(), c.calls)
+	}
+	if q.askers[0] != "builtin:args" || !strings.Contains(q.asked[0].Prompt, "builtin:args") {
+		t.Errorf("asked as %q with %q; want the capability builtin:args named", q.askers[0], q.asked[0].Prompt)
+	}
+}
