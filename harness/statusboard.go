@@ -248,9 +248,10 @@ type linePart struct {
 // of equal importance: healthy extensions without text and connected MCP
 // servers, then the running count and other MCP servers, then unhealthy
 // extensions and status texts; the model and context use stay. A part
-// that does not fit whole is shortened with "…" when it is one of the
-// kept ones or when enough room is left; the number of parts cut is shown
-// as "+N" when there is room.
+// that does not fit whole is shortened with "…" when it is the first
+// kept or when enough room is left; the number of parts cut is shown as
+// "+N" when there is room, made by cutting more but never by shortening a
+// part that fits whole.
 func (s StatusSnapshot) Line(width int) string {
 	if width <= 0 {
 		return ""
@@ -303,10 +304,20 @@ func fitParts(parts []linePart, w int) string {
 		return join(parts)
 	}
 	// Choose by importance, then order, what fits; when that cuts parts,
-	// choose again leaving room for the "+N" that counts them.
+	// choose again leaving room for the "+N" that counts them, unless
+	// that room would shorten a part shown whole.
 	keep, text := choose(parts, w, w)
 	if cut := count(keep, false); cut > 0 {
-		keep, text = choose(parts, w, w-columns(fmt.Sprintf("%s+%d", sep, cut)))
+		keep2, text2 := choose(parts, w, w-columns(fmt.Sprintf("%s+%d", sep, cut)))
+		shortened := false
+		for i, p := range parts {
+			if keep2[i] && text[i] == p.text && text2[i] != p.text {
+				shortened = true
+			}
+		}
+		if !shortened {
+			keep, text = keep2, text2
+		}
 	}
 	var out []linePart
 	for i, p := range parts {

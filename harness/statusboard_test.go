@@ -236,6 +236,27 @@ func TestStatusBoardContextAndClose(t *testing.T) {
 		t.Errorf("Line(80) = %q", got)
 	}
 
+	// MCP servers' state is read from its source at each Snapshot; a
+	// model switch shows at once.
+	b.SetMCP(func() []harness.MCPState {
+		return []harness.MCPState{{Name: "github", State: "ready"}, {Name: "slack\n", State: "degraded"}}
+	})
+	b.SetModel("anthropic/claude", 200000)
+	snap = b.Snapshot()
+	if len(snap.MCP) != 2 || snap.MCP[1] != (harness.MCPState{Name: "slack", State: "degraded"}) {
+		t.Errorf("MCP = %+v, want github and slack (its name on one line)", snap.MCP)
+	}
+	if got := snap.Line(80); got != "anthropic/claude 12.3k/200k · mcp github ready · mcp slack degraded" {
+		t.Errorf("Line(80) = %q", got)
+	}
+	if got := snap.Line(50); got != "anthropic/claude 12.3k/200k · mcp slack degraded" {
+		t.Errorf("Line(50) = %q, want the degraded MCP server kept over the ready one", got)
+	}
+	b.SetMCP(nil)
+	if got := b.Snapshot().MCP; got != nil {
+		t.Errorf("MCP with no source = %+v", got)
+	}
+
 	b.Close()
 	b.Close() // idempotent
 	s.Emit(host.Event{Type: yep.TraceLLMGeneration, Data: yep.LLMGenerationData{InputTokens: 99999}})
