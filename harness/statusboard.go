@@ -22,10 +22,11 @@ import (
 // [StatusSnapshot.Line]) when told of a change, and closes it.
 //
 // Sources: extension health and status text are [host.Session.Stats],
-// refreshed on every event but the streaming ones (tool.update,
-// text.delta) — extension.started, extension.degraded,
-// extension.restarted, status.changed, and tool.completed (a server that
-// crashed during a call is seen then); context use is the input tokens
+// refreshed on every event but tool.started, llm.generation and the
+// streaming ones (tool.update, text.delta) — extension.started,
+// extension.degraded, extension.restarted, status.changed, and
+// tool.completed (a server that crashed during a call, which has no event
+// of its own, is seen then); context use is the input tokens
 // of the latest llm.generation; running counts tool.started minus
 // tool.completed. MCP servers' state has no event: it is read from the
 // source [StatusBoard.SetMCP] sets at each Snapshot.
@@ -245,8 +246,8 @@ type linePart struct {
 // An extension shows as "<name> <health>", then ": " and its status text,
 // or its reason when it has no text and is not healthy. When the parts do
 // not fit it cuts the least important first, the later before the earlier
-// of equal importance: healthy extensions without text and connected MCP
-// servers, then the running count and other MCP servers, then unhealthy
+// of equal importance: healthy extensions without text and ready (or
+// connected) MCP servers, then the running count and other MCP servers, then unhealthy
 // extensions and status texts; the model and context use stay. A part
 // that does not fit whole is shortened with "…" when it is the first
 // kept or when enough room is left; the number of parts cut is shown as
