@@ -23,6 +23,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	log            hclog.Logger
+	logOut         *logSwitch // log's writer: stderr, or a file under the TUI
 	// scrub redacts every stored secret from the log, stdout and stderr,
 	// and from what extensions send back (host.ExtensionOptions.Scrub).
 	scrub *config.Scrubber
@@ -45,12 +46,14 @@ func (a *app) harness() (*harness.Harness, error) { return a.h, a.herr }
 // run executes the CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	scrub := config.NewScrubber()
-	log, levelErr := harness.NewLogger("yolop", scrub.Writer(stderr))
+	logOut := &logSwitch{w: scrub.Writer(stderr)}
+	log, levelErr := harness.NewLogger("yolop", logOut)
 	a := &app{
 		stdin:  stdin,
 		stdout: scrub.Writer(stdout),
 		stderr: scrub.Writer(stderr),
 		log:    log,
+		logOut: logOut,
 		scrub:  scrub,
 	}
 	if levelErr != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"yolop.dev/cmd/yolop/internal/tui"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
@@ -36,6 +37,7 @@ type sessionFlags struct {
 	model     string // <provider>/<model> to talk to
 
 	noBuiltins bool // leave out the built-in capabilities (the coding tools stay with a model)
+	tui        bool // the terminal UI instead of the line editor
 	// atEnd, if set, runs when the input ends, before the session closes
 	// (the demo asks its scripted model whether the script played out);
 	// its error is the session's.
@@ -82,6 +84,7 @@ every output is one JSON event per line.`,
 	cmd.Flags().BoolVar(&f.noMCP, "no-mcp", false, "connect no MCP servers (neither the workspace's .mcp.json nor extensions' contributed ones)")
 	cmd.Flags().StringVar(&f.model, "model", "", "talk to `PROVIDER/MODEL`, such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5 (default: the configured model)")
 	cmd.Flags().StringVar(&f.record, "record", "", "write the session's YEP dialogues to `FILE` as txtar, for `yolop ext replay`")
+	cmd.Flags().BoolVar(&f.tui, "tui", false, "full-screen-free terminal UI (experimental; the default on a terminal later)")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "approve the servers of the workspace's .mcp.json without asking (the approval is pinned, as an answer on a terminal is)")
 	return cmd
 }
@@ -97,6 +100,7 @@ type repl struct {
 	in     io.Reader
 	echoIn bool       // print each input line (scripted demo)
 	cmds   *cmds.REPL // the session commands, once the session has started
+	ui     *tui.UI    // the terminal UI (--tui): it prints and asks instead
 
 	running    atomic.Bool // a command is running: Ctrl-C cancels it
 	interrupts chan os.Signal
@@ -117,7 +121,20 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	if err != nil {
 		return err
 	}
-	if file, ok := in.(*os.File); ok && a.ttyOut != nil && !f.json && !echoIn && term.IsTerminal(int(file.Fd())) && term.IsTerminal(int(a.ttyOut.Fd())) {
+	if f.tui {
+		if f.json {
+			return errors.New("yolop session: --tui and --json do not go together: --json is one JSON event per line for a program, --tui a screen for a person")
+		}
+		ui, stop, err := a.startTUI(in)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		r.ui = ui
+		stopOnEnd := context.AfterFunc(ctx, ui.Stop)
+		defer stopOnEnd()
+	}
+	if file, ok := in.(*os.File); ok && r.ui == nil && a.ttyOut != nil && !f.json && !echoIn && term.IsTerminal(int(file.Fd())) && term.IsTerminal(int(a.ttyOut.Fd())) {
 		ti, err := openTerm(file, a.ttyOut, h.History(), r.interrupt, r.completions)
 		if err == nil {
 			r.term = ti
@@ -166,6 +183,11 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		co.MCPStatus = func() []cmds.MCPServer { return mcpStatus(mcp) }
 	}
 	r.cmds = cmds.New(co)
+	if r.ui != nil {
+		board := a.statusBoard(ctx, h, s, f.model, model, withModel, mcp, r.ui.StatusChanged)
+		defer board.Close()
+		r.ui.SetStatus(func(width int) string { return board.Snapshot().Line(width) })
+	}
 	startErrs, dirFailed := s.StartInPlace(ctx, dirGrants)
 	if s.OnlyInPlaceFailed(dirFailed) {
 		return fmt.Errorf("yolop session: %w", errors.Join(startErrs...))
@@ -186,6 +208,24 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	interrupts := r.interrupts
 	signal.Notify(interrupts, os.Interrupt)
 	defer signal.Stop(interrupts)
+
+	if r.ui != nil {
+		// The UI reads the keys: Enter runs a line on its own goroutine,
+		// Ctrl-C cancels it, and the session ends when the user leaves.
+		r.ui.SetDispatch(func(c context.Context, line string) bool {
+			c, cancel := context.WithCancel(c)
+			defer cancel()
+			defer context.AfterFunc(ctx, cancel)()
+			return r.cmds.Run(c, line)
+		})
+		if err := r.ui.Wait(); err != nil {
+			return fmt.Errorf("yolop session: %w", err)
+		}
+		if f.atEnd != nil {
+			return f.atEnd(ctx, s)
+		}
+		return nil
+	}
 
 	if r.term == nil {
 		readDone := make(chan struct{})
@@ -260,6 +300,10 @@ func (r *repl) readLines(done chan struct{}) {
 
 // event prints one output item: a JSON object with --json, text otherwise.
 func (r *repl) event(kind string, fields map[string]any, text string) {
+	if r.ui != nil {
+		r.ui.Event(kind, fields, text)
+		return
+	}
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
 	if r.json {
@@ -279,6 +323,10 @@ func (r *repl) event(kind string, fields map[string]any, text string) {
 
 // raw writes streamed text as it arrives (text mode only).
 func (r *repl) raw(s string) {
+	if r.ui != nil {
+		r.ui.Raw(s)
+		return
+	}
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
 	io.WriteString(r.out, s)
@@ -353,6 +401,9 @@ func (r *repl) withInterrupt(ctx context.Context, interrupts chan os.Signal, f f
 // answer. A secret is read with echo off on a terminal and acknowledged
 // with "(saved)", never shown.
 func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAskResult, error) {
+	if r.ui != nil {
+		return r.ui.Ask(ctx, ext, p)
+	}
 	r.event("ask", map[string]any{"extension": ext, "prompt": p.Prompt, "secret": p.Secret, "options": p.Options}, harness.AskPrompt(ext, p))
 	var answer string
 	var ok bool
@@ -382,7 +433,7 @@ func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAs
 // --yes it says what it approves, on a terminal it asks y/N, and without
 // either it asks nothing (nil), so nothing unapproved starts.
 func (r *repl) mcpConsent(yes bool) mcpclient.Consent {
-	if !yes && r.term == nil {
+	if !yes && r.term == nil && r.ui == nil {
 		return nil
 	}
 	return func(ctx context.Context, rev, prev *mcpclient.Review) (bool, error) {
@@ -393,6 +444,10 @@ func (r *repl) mcpConsent(yes bool) mcpclient.Consent {
 			return true, nil
 		}
 		r.event("mcp_approval", fields, strings.TrimRight(text, "\n"))
+		if r.ui != nil {
+			res, _ := r.ui.Ask(ctx, "yolop", yep.UIAskParams{Prompt: "Start these MCP servers?", Options: []string{"no", "yes"}})
+			return !res.Cancelled && res.Answer == "yes", nil
+		}
 		ans, err := r.term.Answer("Start these MCP servers? [y/N] ", false)
 		if err != nil {
 			return false, nil
