@@ -93,6 +93,13 @@ func (d *driver) until(ok func(tea.Msg) bool) {
 	}
 }
 
+// waitFor applies messages until ok holds (it may already).
+func (d *driver) waitFor(ok func() bool) {
+	for !ok() {
+		d.next()
+	}
+}
+
 func (d *driver) apply(msg tea.Msg) {
 	if _, ok := msg.(tea.QuitMsg); ok {
 		return

@@ -62,9 +62,13 @@ type UI struct {
 	send  func(tea.Msg)
 	print func(text string)
 
-	mu       sync.Mutex
-	partial  string // streamed text whose line has not ended
-	toolRaw  bool   // the next Raw is a tool's streamed output
+	mu      sync.Mutex
+	partial string // streamed text whose line has not ended
+	toolRaw bool   // the next Raw is a tool's streamed output
+
+	// dispatch has its own lock: the model reads it on Enter, while a
+	// sender may hold mu waiting for the model to take its message.
+	dmu      sync.Mutex
 	dispatch Dispatch
 
 	askID   atomic.Uint64
@@ -83,7 +87,16 @@ func New(o Options) *UI {
 	}
 	u.prog = tea.NewProgram(newModel(u), opts...)
 	u.send = u.prog.Send
-	u.print = func(text string) { u.prog.Send(tea.Println(text)()) }
+	u.print = func(text string) {
+		select {
+		case <-u.done:
+			// The program has ended and given the terminal back: what
+			// the session still says (closing warnings) prints plainly.
+			fmt.Fprintln(o.Out, text)
+		default:
+			u.prog.Send(tea.Println(text)())
+		}
+	}
 	return u
 }
 
@@ -121,14 +134,14 @@ func (u *UI) Stop() {
 // SetDispatch hands the UI the command layer: Enter runs the line through
 // d. Until it is set, Enter says the session is still starting.
 func (u *UI) SetDispatch(d Dispatch) {
-	u.mu.Lock()
+	u.dmu.Lock()
 	u.dispatch = d
-	u.mu.Unlock()
+	u.dmu.Unlock()
 }
 
 func (u *UI) dispatcher() Dispatch {
-	u.mu.Lock()
-	defer u.mu.Unlock()
+	u.dmu.Lock()
+	defer u.dmu.Unlock()
 	return u.dispatch
 }
 
