@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // TestTUINeedsATerminal: --tui on a pipe is an error that says which side
@@ -20,5 +22,25 @@ func TestTUINeedsATerminal(t *testing.T) {
 	_, errOut, code = cli(t, "/quit\n", "session", "--tui", "--json", "--no-enabled", "--no-mcp")
 	if code == 0 || !strings.Contains(errOut, "--tui and --json do not go together") {
 		t.Fatalf("--tui --json: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestLogSwitch: while the UI runs the host log goes to the file writer
+// and comes back to stderr after; a logger made over the switch follows
+// it.
+func TestLogSwitch(t *testing.T) {
+	var stderr, file strings.Builder
+	sw := &logSwitch{w: &stderr}
+	log := hclog.New(&hclog.LoggerOptions{Name: "yolop", Output: sw, Level: hclog.Warn})
+	log.Warn("before")
+	restore := sw.to(&file)
+	log.Named("ext").Warn("during")
+	restore()
+	log.Warn("after")
+	if s := stderr.String(); !strings.Contains(s, "before") || !strings.Contains(s, "after") || strings.Contains(s, "during") {
+		t.Errorf("stderr got:\n%s", s)
+	}
+	if s := file.String(); !strings.Contains(s, "yolop.ext: during") || strings.Contains(s, "before") || strings.Contains(s, "after") {
+		t.Errorf("the file got:\n%s", s)
 	}
 }

@@ -539,3 +539,38 @@ func TestStopClearsLiveArea(t *testing.T) {
 		t.Fatalf("after stop: quit=%v view=%q", d.m.quit, d.view())
 	}
 }
+
+// TestEnterWhileRunning: Enter during a running command keeps the new
+// line in the input, runs nothing and says why.
+func TestEnterWhileRunning(t *testing.T) {
+	d := newDriver(t, nil)
+	release := make(chan struct{})
+	runs := make(chan string, 2)
+	d.u.SetDispatch(func(ctx context.Context, line string) bool { runs <- line; <-release; return false })
+	d.typ("first")
+	d.press("enter")
+	d.typ("second")
+	d.press("enter")
+	if d.m.input.Value() != "second" || !strings.Contains(d.view(), hintBusy) {
+		t.Fatalf("input=%q view:\n%s", d.m.input.Value(), d.view())
+	}
+	close(release)
+	d.until(func(msg tea.Msg) bool { _, ok := msg.(doneMsg); return ok })
+	if got := <-runs; got != "first" || len(runs) != 0 {
+		t.Fatalf("ran %q and %d more, want only first", got, len(runs))
+	}
+}
+
+// TestColour: with colour on the status bar and the overlay are styled
+// (escape sequences); with colour off the view has none.
+func TestColour(t *testing.T) {
+	for _, colour := range []bool{true, false} {
+		d := newDriver(t, func(int) string { return "echo ready" })
+		d.u.o.Colour = colour
+		d.m = newModel(d.u)
+		d.ask(context.Background(), "x", yep.UIAskParams{Prompt: "Pick", Options: []string{"a", "b"}})
+		if got := strings.Contains(d.view(), "\x1b["); got != colour {
+			t.Errorf("colour %v: escapes in the view = %v:\n%q", colour, got, d.view())
+		}
+	}
+}
