@@ -373,6 +373,9 @@ func (r *repl) completions(prefix string) []string {
 
 // editorHelp describes the line editor's keys, on a terminal.
 func (r *repl) editorHelp() string {
+	if r.ui != nil {
+		return "\n" + tui.KeysHelp
+	}
 	if r.term == nil {
 		return ""
 	}

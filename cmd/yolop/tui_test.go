@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"yolop.dev/cmd/yolop/internal/tui"
 )
 
 // TestTUINeedsATerminal: --tui on a pipe is an error that says which side
@@ -42,5 +44,17 @@ func TestLogSwitch(t *testing.T) {
 	}
 	if s := file.String(); !strings.Contains(s, "yolop.ext: during") || strings.Contains(s, "before") || strings.Contains(s, "after") {
 		t.Errorf("the file got:\n%s", s)
+	}
+}
+
+// TestHelpNamesTheUIKeys: under the UI /help describes its keys, not the
+// line editor's (no Tab, no history walk), and a pipe gets neither.
+func TestHelpNamesTheUIKeys(t *testing.T) {
+	ui := (&repl{ui: &tui.UI{}}).editorHelp()
+	if !strings.Contains(ui, "Esc cancels") || strings.Contains(ui, "Tab completes") {
+		t.Errorf("the UI's help: %q", ui)
+	}
+	if pipe := (&repl{}).editorHelp(); pipe != "" {
+		t.Errorf("a pipe's help: %q", pipe)
 	}
 }

@@ -30,6 +30,9 @@ import (
 	"yolop.dev/harness"
 )
 
+// KeysHelp describes the UI's keys, for /help.
+const KeysHelp = "keys: Enter runs the line (the UI stays live while it runs), Ctrl-C cancels the running call or turn, twice on an idle prompt quits, Ctrl-D on an empty line quits; a question takes the keys first: Enter answers, Up/Down and typing choose among options, Esc cancels"
+
 // A Dispatch runs one input line (a command or a message to the model)
 // and reports whether it asked to end the session. Cancelling ctx cancels
 // what it runs (Ctrl-C).
