@@ -187,6 +187,7 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 		board := a.statusBoard(ctx, h, s, f.model, model, withModel, mcp, r.ui.StatusChanged)
 		defer board.Close()
 		r.ui.SetStatus(func(width int) string { return board.Snapshot().Line(width) })
+		r.ui.SetPalette(r.cmds.Palette)
 	}
 	startErrs, dirFailed := s.StartInPlace(ctx, dirGrants)
 	if s.OnlyInPlaceFailed(dirFailed) {

@@ -72,7 +72,11 @@ func (a *app) startTUI(in io.Reader) (ui *tui.UI, stop func(), err error) {
 		back := a.logOut.to(a.scrub.Writer(f))
 		restore = func() { back(); f.Close() }
 	}
-	ui = tui.New(tui.Options{In: file, Out: a.ttyOut, Colour: a.colourOn})
+	o := tui.Options{In: file, Out: a.ttyOut, Colour: a.colourOn}
+	if h, err := a.harness(); err == nil {
+		o.History = h.History() // the line editor's too, kept across sessions
+	}
+	ui = tui.New(o)
 	ui.Start()
 	return ui, func() { ui.Stop(); restore() }, nil
 }

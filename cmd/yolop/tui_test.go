@@ -47,11 +47,11 @@ func TestLogSwitch(t *testing.T) {
 	}
 }
 
-// TestHelpNamesTheUIKeys: under the UI /help describes its keys, not the
-// line editor's (no Tab, no history walk), and a pipe gets neither.
+// TestHelpNamesTheUIKeys: under the UI /help describes its keys (its
+// palette, Ctrl-R), not the line editor's, and a pipe gets neither.
 func TestHelpNamesTheUIKeys(t *testing.T) {
 	ui := (&repl{ui: &tui.UI{}}).editorHelp()
-	if !strings.Contains(ui, "Esc cancels") || strings.Contains(ui, "Tab completes") {
+	if !strings.Contains(ui, "Esc cancels") || !strings.Contains(ui, "Ctrl-R") || strings.Contains(ui, "Tab completes commands and tool names") {
 		t.Errorf("the UI's help: %q", ui)
 	}
 	if pipe := (&repl{}).editorHelp(); pipe != "" {

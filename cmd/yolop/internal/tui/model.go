@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -34,7 +35,7 @@ type model struct {
 	height int
 	st     styles
 
-	input   textinput.Model
+	input   textarea.Model
 	partial string // the streamed line still open
 	status  string // the status bar, rendered for width
 	statusF func(width int) string
@@ -46,6 +47,10 @@ type model struct {
 	quit    bool
 
 	ask *overlay // the open question, if any
+
+	pal    *palette // the open command palette (palette.go)
+	walk   histWalk // Up/Down in the history (history.go)
+	search *search  // the open Ctrl-R search
 }
 
 // overlay is an open question: a masked or plain line, or a selector.
@@ -86,7 +91,8 @@ func newInput(prompt string, colour bool) textinput.Model {
 
 func newModel(u *UI) *model {
 	m := &model{u: u, width: defaultWidth, height: defaultHeight, st: newStyles(u.o.Colour), statusF: u.o.Status}
-	m.input = newInput("> ", u.o.Colour)
+	m.input = newPrompt()
+	m.walk.pos = -1
 	m.layout()
 	return m
 }
@@ -96,7 +102,7 @@ func (m *model) Init() tea.Cmd { return nil }
 
 // layout fits the input line and the status bar to the width.
 func (m *model) layout() {
-	m.input.SetWidth(max(1, m.width-3))
+	m.input.SetWidth(max(1, m.width-1))
 	if m.ask != nil {
 		m.ask.input.SetWidth(max(1, m.width-len(m.ask.input.Prompt)-1))
 	}
@@ -161,6 +167,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // key handles a key at the prompt.
 func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
+	if cmd, ok := m.promptKey(k); ok {
+		return cmd
+	}
 	switch k.String() {
 	case "ctrl+c":
 		if m.running {
@@ -187,8 +196,10 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.hint == hintQuit || m.hint == hintStarting {
 		m.hint = ""
 	}
+	before := m.input.Value()
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
+	m.edited(before)
 	return cmd
 }
 
@@ -209,12 +220,13 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	m.input.Reset()
+	m.remember(line)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.running, m.cancel, m.hint = true, cancel, hintRunning
 	u := m.u
 	return func() tea.Msg {
 		defer cancel()
-		u.Event("input", nil, "> "+line)
+		u.Event("input", nil, echoLine(line))
 		return doneMsg{quit: d(ctx, line)}
 	}
 }
@@ -339,13 +351,21 @@ func (m *model) View() tea.View {
 		}
 		rows = append(rows, m.askRows()...)
 	}
-	rows = append(rows, m.fit(m.input.View()))
-	if m.ask == nil {
-		cursorRow = len(rows) - 1
-		if c := m.input.Cursor(); c != nil {
+	if m.ask == nil && m.search != nil {
+		cursorRow = len(rows)
+		if c := m.search.query.Cursor(); c != nil {
 			cursorX = c.X
 		}
 	}
+	rows = append(rows, m.searchRows()...)
+	if m.ask == nil && m.search == nil {
+		cursorRow = len(rows)
+		if c := m.input.Cursor(); c != nil {
+			cursorX, cursorRow = c.X, cursorRow+c.Y
+		}
+	}
+	rows = append(rows, m.fit(m.input.View()))
+	rows = append(rows, m.belowInputRows()...)
 	if m.hint != "" {
 		rows = append(rows, m.st.hint.Render(m.fit(m.hint)))
 	}

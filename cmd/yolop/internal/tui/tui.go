@@ -28,10 +28,11 @@ import (
 
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
+	"yolop.dev/harness/repl"
 )
 
 // KeysHelp describes the UI's keys, for /help.
-const KeysHelp = "keys: Enter runs the line (the UI stays live while it runs), Ctrl-C cancels the running call or turn, twice on an idle prompt quits, Ctrl-D on an empty line quits; a question takes the keys first: Enter answers, Up/Down and typing choose among options, Esc cancels"
+const KeysHelp = "keys: Enter runs the line (the UI stays live while it runs), Alt+Enter (or Shift+Enter, Ctrl-J) starts a new line in it, / opens the command palette (Up/Down choose, Tab completes, Enter runs, Esc closes), Up/Down walk the history, Ctrl-R searches it, Ctrl-C cancels the running call or turn, twice on an idle prompt quits, Ctrl-D on an empty line quits; a question takes the keys first: Enter answers, Up/Down and typing choose among options, Esc cancels"
 
 // A Dispatch runs one input line (a command or a message to the model)
 // and reports whether it asked to end the session. Cancelling ctx cancels
@@ -50,6 +51,12 @@ type Options struct {
 	// none. It is called when the UI starts, on resize and after
 	// [UI.StatusChanged].
 	Status func(width int) string
+	// Palette lists what the command palette offers (a session's
+	// [repl.REPL.Palette]); nil opens none until [UI.SetPalette].
+	Palette func() []repl.Entry
+	// History is the line history that Up/Down and Ctrl-R walk, and that
+	// each line run is added to; nil keeps none.
+	History *harness.History
 }
 
 // A UI is the terminal UI of a session. Create it with [New], start it
@@ -68,6 +75,8 @@ type UI struct {
 	mu      sync.Mutex
 	partial string // streamed text whose line has not ended
 	toolRaw bool   // the next Raw is a tool's streamed output
+
+	pal paletteSource // what the command palette lists
 
 	// dispatch has its own lock: the model reads it on Enter, while a
 	// sender may hold mu waiting for the model to take its message.
