@@ -23,7 +23,7 @@ import (
 const maxPaletteRows = 8
 
 // hintPalette is the palette's keys, under its entries.
-const hintPalette = "↑/↓ choose · Tab completes · Enter runs · Esc closes"
+const hintPalette = "↑/↓ choose · Tab fills in · Enter runs · Esc closes"
 
 // paletteSource is where the palette's entries come from: Options.Palette
 // until SetPalette replaces it.

@@ -32,7 +32,7 @@ import (
 )
 
 // KeysHelp describes the UI's keys, for /help.
-const KeysHelp = "keys: Enter runs the line (the UI stays live while it runs), Alt+Enter (or Shift+Enter, Ctrl-J) starts a new line in it, / opens the command palette (Up/Down choose, Tab completes, Enter runs, Esc closes), Up/Down walk the history, Ctrl-R searches it, Ctrl-C cancels the running call or turn, twice on an idle prompt quits, Ctrl-D on an empty line quits; a question takes the keys first: Enter answers, Up/Down and typing choose among options, Esc cancels"
+const KeysHelp = "keys: Enter runs the line (the UI stays live while it runs), Alt+Enter (or Shift+Enter, Ctrl-J) starts a new line in it, / opens the command palette (Up/Down choose, Tab fills in the choice, Enter runs it, Esc closes), Up/Down walk the history, Ctrl-R searches it, Ctrl-C cancels the running call or turn, twice on an idle prompt quits, Ctrl-D on an empty line quits; a question takes the keys first: Enter answers, Up/Down and typing choose among options, Esc cancels"
 
 // A Dispatch runs one input line (a command or a message to the model)
 // and reports whether it asked to end the session. Cancelling ctx cancels
