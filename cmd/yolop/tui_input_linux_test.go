@@ -1,0 +1,96 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestTUIInputOnATerminal drives the terminal UI's input on a real
+// pseudo-terminal, with the keys as a terminal sends them: "/call rev"
+// opens the palette with the reverse tool and its arguments and Enter
+// completes it; Alt+Enter (ESC CR) starts a second line of a /call's
+// JSON; Up (ESC [ A) brings back the multi-line entry and Ctrl-R finds
+// an older one, each run again; every line lands in the history file.
+func TestTUIInputOnATerminal(t *testing.T) {
+	cfg := isolate(t)
+	t.Setenv("YOLOP_MODEL", "")
+	pkg := echoPackage(t)
+	ptmx, tty := openPTY(t)
+	if err := unix.IoctlSetWinsize(int(ptmx.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
+		t.Fatal(err)
+	}
+	var screen syncBuf
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(b)
+			screen.Write(b[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var errb syncBuf
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"session", "--tui", "--no-mcp", "--no-enabled", "--ext", pkg}, tty, tty, &errb)
+	}()
+	typeIn := func(s string) {
+		t.Helper()
+		if _, err := ptmx.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitScreen := func(want string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute) // ends a hung test; measures nothing
+		for strings.Count(screen.String(), want) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the screen never showed %q %d times:\n%q\nstderr: %s", want, n, screen.String(), errb.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitScreen("yolop session: 1 extension(s)", 1)
+
+	typeIn("/call rev")
+	waitScreen("reverse {text: string}", 1) // the palette, with the tool's arguments
+	typeIn("\r")                            // completes "/call reverse "
+	typeIn(`{"text":"olleh-etteLap"}` + "\r")
+	waitScreen("paLette-hello", 1)
+
+	typeIn(`/call reverse {` + "\x1b\r" + `"text":"enil-itlum"}` + "\r")
+	waitScreen("multi-line", 1)
+	typeIn("\x1b[A\r") // Up: the multi-line entry again
+	waitScreen("multi-line", 2)
+	typeIn("\x12olleh\r\r") // Ctrl-R finds the first line; Enter takes it, Enter runs it
+	waitScreen("paLette-hello", 2)
+
+	typeIn("\x04")
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the session did not end on Ctrl-D:\n%q", screen.String())
+	}
+	hist, err := os.ReadFile(filepath.Join(cfg, historyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `/call reverse {"text":"olleh-etteLap"}`; strings.Count(string(hist), want) != 2 {
+		t.Errorf("history file has %q %d times, want 2 (run, then found with Ctrl-R and run):\n%s", want, strings.Count(string(hist), want), hist)
+	}
+	if !strings.Contains(string(hist), `"text":"enil-itlum"}`) {
+		t.Errorf("history file lacks the multi-line line:\n%s", hist)
+	}
+}
