@@ -187,3 +187,14 @@ func TestNoHistory(t *testing.T) {
 		t.Fatalf("search=%v input=%q", d.m.search != nil, d.m.input.Value())
 	}
 }
+
+// TestPasteIntoSearch: a paste during a Ctrl-R search goes to its query,
+// not the input.
+func TestPasteIntoSearch(t *testing.T) {
+	d, _ := historyDriver(t, "git status", "make test")
+	d.update(ctrlR)
+	d.update(tea.PasteMsg{Content: "stat"})
+	if d.m.search == nil || d.m.search.query.Value() != "stat" || d.m.input.Value() != "git status" {
+		t.Fatalf("query %q input %q; want the paste in the query and its match shown", d.m.search.query.Value(), d.m.input.Value())
+	}
+}

@@ -95,9 +95,31 @@ func (m *model) edited(before string) {
 	m.paletteEdited(before)
 }
 
+// paste puts a paste where the keys go: into the search's query while
+// one is open, else into the input, as typing would.
+func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
+	var cmd tea.Cmd
+	if s := m.search; s != nil {
+		before := s.query.Value()
+		s.query, cmd = s.query.Update(msg)
+		if s.query.Value() != before {
+			s.skip = 0
+			m.findMatch()
+		}
+		return cmd
+	}
+	before := m.input.Value()
+	m.input, cmd = m.input.Update(msg)
+	m.edited(before)
+	return cmd
+}
+
 // belowInputRows are what shows under the input: the palette, or the
-// search's keys.
+// search's keys; nothing while a question has the keys.
 func (m *model) belowInputRows() []string {
+	if m.ask != nil {
+		return nil
+	}
 	if m.search != nil {
 		return []string{m.st.hint.Render(m.fit(m.searchHint()))}
 	}

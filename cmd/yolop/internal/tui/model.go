@@ -158,9 +158,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.ask.cursor = 0
 			return m, cmd
 		}
-		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(msg)
-		return m, cmd
+		return m, m.paste(msg)
 	}
 	return m, nil
 }

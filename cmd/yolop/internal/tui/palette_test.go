@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"yolop.dev/core/yep"
 	"yolop.dev/harness"
 	"yolop.dev/harness/repl"
 )
@@ -308,4 +309,35 @@ func TestGoldenPaletteTools(t *testing.T) {
 	d.session()
 	d.typ("/call ")
 	golden(t, "palette_tools", d.frame())
+}
+
+// TestPalettePaste: a paste edits the line as typing does: the palette
+// follows it (closing once the line is past the command word).
+func TestPalettePaste(t *testing.T) {
+	d, _ := paletteDriver(t, paletteEntries())
+	d.typ("/st")
+	d.update(tea.PasteMsg{Content: "atus now"})
+	if d.m.paletteOpen() || d.m.input.Value() != "/status now" {
+		t.Fatalf("after the paste: open %v input %q", d.m.paletteOpen(), d.m.input.Value())
+	}
+}
+
+// TestPaletteUnderAsk: a question asked while the palette is open takes
+// the keys, and the palette does not show under it.
+func TestPaletteUnderAsk(t *testing.T) {
+	d, _ := paletteDriver(t, paletteEntries())
+	d.typ("/")
+	a := d.ask(context.Background(), "x", yep.UIAskParams{Prompt: "Name?"})
+	if strings.Contains(d.view(), hintPalette) {
+		t.Fatalf("the palette shows under a question:\n%s", d.view())
+	}
+	d.press("down")
+	d.typ("n")
+	d.press("enter")
+	if r := <-a.res; r.Answer != "n" {
+		t.Fatalf("answer %+v", r)
+	}
+	if !d.m.paletteOpen() || d.m.input.Value() != "/" {
+		t.Fatalf("after the answer: open %v input %q; want the palette back", d.m.paletteOpen(), d.m.input.Value())
+	}
 }
