@@ -28,8 +28,9 @@ const hintPalette = "↑/↓ choose · Tab fills in · Enter runs · Esc closes"
 // paletteSource is where the palette's entries come from: Options.Palette
 // until SetPalette replaces it.
 type paletteSource struct {
-	mu sync.Mutex
-	f  func() []repl.Entry
+	mu  sync.Mutex
+	f   func() []repl.Entry
+	set bool // SetPalette was called: f replaces Options.Palette
 }
 
 // SetPalette sets what the command palette lists (nil: no palette),
@@ -38,13 +39,16 @@ type paletteSource struct {
 // so it must not block.
 func (u *UI) SetPalette(f func() []repl.Entry) {
 	u.pal.mu.Lock()
-	u.pal.f = f
+	u.pal.f, u.pal.set = f, true
 	u.pal.mu.Unlock()
 }
 
 func (u *UI) paletteEntries() []repl.Entry {
 	u.pal.mu.Lock()
 	f := u.pal.f
+	if !u.pal.set {
+		f = u.o.Palette
+	}
 	u.pal.mu.Unlock()
 	if f == nil {
 		return nil

@@ -341,3 +341,20 @@ func TestPaletteUnderAsk(t *testing.T) {
 		t.Fatalf("after the answer: open %v input %q; want the palette back", d.m.paletteOpen(), d.m.input.Value())
 	}
 }
+
+// TestPaletteFromOptions: Options.Palette is the palette's source until
+// SetPalette replaces it (nil: no palette).
+func TestPaletteFromOptions(t *testing.T) {
+	d := newDriver(t, nil)
+	d.u.o.Palette = paletteEntries
+	d.typ("/")
+	if !d.m.paletteOpen() {
+		t.Fatal("Options.Palette opened no palette")
+	}
+	d.press("backspace")
+	d.u.SetPalette(nil)
+	d.typ("/")
+	if d.m.paletteOpen() {
+		t.Fatal("SetPalette(nil) did not replace Options.Palette")
+	}
+}
