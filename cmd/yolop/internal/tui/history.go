@@ -81,9 +81,8 @@ func (m *model) openSearch() {
 	if m.u.o.History == nil {
 		return
 	}
-	q := newInput(searchPrompt, m.u.o.Colour)
-	q.SetWidth(max(1, m.width-len(searchPrompt)-1))
-	m.search = &search{query: q, draft: m.input.Value()}
+	m.search = &search{query: newInput(searchPrompt, m.u.o.Colour), draft: m.input.Value()}
+	m.search.fit(m.width)
 	m.findMatch()
 }
 
@@ -114,6 +113,10 @@ func (m *model) findMatch() {
 	m.setInput(s.match)
 }
 
+// fit sizes the query line to the terminal's width, before each edit so
+// that it follows a resize.
+func (s *search) fit(width int) { s.query.SetWidth(max(1, width-len(searchPrompt)-1)) }
+
 // searchKey handles a key while the search is open: Ctrl-R finds the
 // next older match, Enter takes the match into the input (without running
 // it), Esc puts back what was typed before; other keys edit the query.
@@ -142,6 +145,7 @@ func (m *model) searchKey(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return nil, false
 	}
 	before := s.query.Value()
+	s.fit(m.width)
 	s.query, cmd = s.query.Update(k)
 	if s.query.Value() != before {
 		s.skip = 0

@@ -198,3 +198,16 @@ func TestPasteIntoSearch(t *testing.T) {
 		t.Fatalf("query %q input %q; want the paste in the query and its match shown", d.m.search.query.Value(), d.m.input.Value())
 	}
 }
+
+// TestSearchResize: the search's query line follows a resize: a long
+// query scrolls within the new width, the cursor on the screen.
+func TestSearchResize(t *testing.T) {
+	d, _ := historyDriver(t, "x")
+	d.update(ctrlR)
+	d.update(tea.WindowSizeMsg{Width: 40, Height: 10})
+	d.typ(strings.Repeat("q", 60))
+	v := d.m.View()
+	if v.Cursor == nil || v.Cursor.X >= 40 {
+		t.Fatalf("cursor %+v past the width 40:\n%s", v.Cursor, v.Content)
+	}
+}

@@ -101,6 +101,7 @@ func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
 	var cmd tea.Cmd
 	if s := m.search; s != nil {
 		before := s.query.Value()
+		s.fit(m.width)
 		s.query, cmd = s.query.Update(msg)
 		if s.query.Value() != before {
 			s.skip = 0
