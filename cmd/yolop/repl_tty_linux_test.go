@@ -35,7 +35,7 @@ func TestREPLOnATerminal(t *testing.T) {
 	var errb syncBuf
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), []string{"session", "--ext", pkg, "--no-enabled"}, tty, tty, &errb)
+		done <- run(context.Background(), []string{"session", "--plain", "--ext", pkg, "--no-enabled"}, tty, tty, &errb)
 	}()
 	typeIn := func(s string) {
 		t.Helper()
@@ -126,7 +126,7 @@ func TestREPLSecretAnswerIsNotEchoed(t *testing.T) {
 	var errb syncBuf
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), []string{"session", "--ext", dir, "--no-enabled"}, tty, tty, &errb)
+		done <- run(context.Background(), []string{"session", "--plain", "--ext", dir, "--no-enabled"}, tty, tty, &errb)
 	}()
 	wait := func(want string) {
 		t.Helper()

@@ -97,7 +97,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "yolop",
 		Short:         "The yolop extension host",
-		Long:          "yolop installs, approves, runs and talks to capability servers: extension processes speaking YEP (JSON-RPC 2.0 over stdio).",
+		Long:          "yolop installs, approves, runs and talks to capability servers: extension processes speaking YEP (JSON-RPC 2.0 over stdio).\n\nOn a terminal, yolop with no command runs `yolop session` in the terminal UI.",
 		Version:       harness.CurrentBuild(version, commit).String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -109,6 +109,19 @@ func (a *app) rootCmd() *cobra.Command {
 		}
 		a.colourOn = a.colourful()
 		return nil
+	}
+	// `yolop` alone on a terminal is `yolop session`: the terminal UI
+	// over the enabled extensions. Anywhere else it prints the help, as
+	// a script that runs it expects.
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return unknownCommand(c, args[0])
+		}
+		if !terminal(a.stdin) || a.ttyOut == nil || !terminal(a.ttyOut) {
+			return c.Help()
+		}
+		return a.runSessionWith(c.Context(), sessionFlags{}, nil, a.stdin, false)
 	}
 	root.AddCommand(a.sessionCmd(), a.demoCmd(), a.serveEchoCmd(), a.versionCmd(), a.mcpCmd(), a.modelsCmd(), a.serveScriptedModelCmd())
 	root.SetVersionTemplate("{{.Version}}")

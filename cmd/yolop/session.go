@@ -37,7 +37,9 @@ type sessionFlags struct {
 	model     string // <provider>/<model> to talk to
 
 	noBuiltins bool // leave out the built-in capabilities (the coding tools stay with a model)
-	tui        bool // the terminal UI instead of the line editor
+	tui        bool // the terminal UI, required (an error without a terminal)
+	plain      bool // the line editor on a terminal instead of the terminal UI
+	fullscreen bool // the terminal UI on the alternate screen (implies tui)
 	// atEnd, if set, runs when the input ends, before the session closes
 	// (the demo asks its scripted model whether the script played out);
 	// its error is the session's.
@@ -48,7 +50,7 @@ func (a *app) sessionCmd() *cobra.Command {
 	var f sessionFlags
 	cmd := &cobra.Command{
 		Use:   "session",
-		Short: "Run a session: a line REPL over the enabled extensions",
+		Short: "Run a session over the enabled extensions: the terminal UI on a terminal, lines otherwise",
 		Long: `Run a session over every enabled extension (plus --ext package
 directories loaded in place) and drive it line by line from stdin:
 
@@ -71,7 +73,12 @@ answers with the session's tools (the extensions' and the built-in
 coding tools), and its text and tool calls print as they happen.
 
 Ctrl-C cancels the running call or turn, not the session. With --json
-every output is one JSON event per line.`,
+every output is one JSON event per line.
+
+When stdin and stdout are a terminal the session runs in the terminal
+UI, inline so the transcript stays in the scrollback (--fullscreen: on
+the alternate screen). --plain keeps the line editor instead; any other
+stdin, and --json, is the line mode, a line at a time.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runSessionWith(cmd.Context(), f, nil, a.stdin, false)
@@ -84,7 +91,9 @@ every output is one JSON event per line.`,
 	cmd.Flags().BoolVar(&f.noMCP, "no-mcp", false, "connect no MCP servers (neither the workspace's .mcp.json nor extensions' contributed ones)")
 	cmd.Flags().StringVar(&f.model, "model", "", "talk to `PROVIDER/MODEL`, such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5 (default: the configured model)")
 	cmd.Flags().StringVar(&f.record, "record", "", "write the session's YEP dialogues to `FILE` as txtar, for `yolop ext replay`")
-	cmd.Flags().BoolVar(&f.tui, "tui", false, "full-screen-free terminal UI (experimental; the default on a terminal later)")
+	cmd.Flags().BoolVar(&f.tui, "tui", false, "the terminal UI, or an error without a terminal (the default on a terminal)")
+	cmd.Flags().BoolVar(&f.plain, "plain", false, "the line editor on a terminal instead of the terminal UI")
+	cmd.Flags().BoolVar(&f.fullscreen, "fullscreen", false, "the terminal UI on the alternate screen (the transcript leaves no scrollback)")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "approve the servers of the workspace's .mcp.json without asking (the approval is pinned, as an answer on a terminal is)")
 	return cmd
 }
@@ -121,11 +130,12 @@ func (a *app) runSessionWith(ctx context.Context, f sessionFlags, extra []host.G
 	if err != nil {
 		return err
 	}
-	if f.tui {
-		if f.json {
-			return errors.New("yolop session: --tui and --json do not go together: --json is one JSON event per line for a program, --tui a screen for a person")
-		}
-		ui, stop, err := a.startTUI(in)
+	useTUI, err := a.wantTUI(f, in, echoIn)
+	if err != nil {
+		return err
+	}
+	if useTUI {
+		ui, stop, err := a.startTUI(in, f)
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,7 @@ func TestWorkspaceMCPAskedOnATerminal(t *testing.T) {
 		var errb syncBuf
 		done := make(chan int, 1)
 		go func() {
-			done <- run(context.Background(), []string{"session", "--no-enabled", "--workspace", ws}, tty, tty, &errb)
+			done <- run(context.Background(), []string{"session", "--plain", "--no-enabled", "--workspace", ws}, tty, tty, &errb)
 		}()
 		waitScreen := func(want string) {
 			t.Helper()

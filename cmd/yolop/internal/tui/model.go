@@ -372,6 +372,7 @@ func (m *model) View() tea.View {
 	}
 	v := tea.NewView(strings.Join(rows, "\n"))
 	v.Cursor = tea.NewCursor(cursorX, cursorRow)
+	m.fullscreen(&v)
 	return v
 }
 

@@ -47,6 +47,11 @@ type Options struct {
 	// Colour styles the status bar, the overlay and the hints; false
 	// renders plain text (and tells Bubble Tea to send no colour).
 	Colour bool
+	// Fullscreen runs the UI on the alternate screen: the transcript is
+	// drawn above the live area (its last lines that fit) instead of
+	// being printed into the scrollback, and the terminal's screen comes
+	// back as it was when the UI ends. False runs it inline.
+	Fullscreen bool
 	// Status renders the status bar for a width in columns; nil shows
 	// none. It is called when the UI starts, on resize and after
 	// [UI.StatusChanged].
@@ -71,6 +76,9 @@ type UI struct {
 	// printed and what is shown keep the order they were made in.
 	send  func(tea.Msg)
 	print func(text string)
+
+	// screen is the transcript drawn on the alternate screen (Fullscreen).
+	screen *screenLog
 
 	mu      sync.Mutex
 	partial string // streamed text whose line has not ended
@@ -108,6 +116,9 @@ func New(o Options) *UI {
 		default:
 			u.prog.Send(tea.Println(text)())
 		}
+	}
+	if o.Fullscreen {
+		u.print = u.fullscreenPrint(u.print)
 	}
 	return u
 }
