@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"charm.land/bubbles/v2/spinner"
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -36,7 +37,8 @@ type model struct {
 	st     styles
 
 	input   textarea.Model
-	partial string // the streamed line still open
+	partial string // the model's reply while it streams
+	live    live   // the running calls' rows (transcript.go)
 	status  string // the status bar, rendered for width
 	statusF func(width int) string
 
@@ -92,6 +94,7 @@ func newInput(prompt string, colour bool) textinput.Model {
 func newModel(u *UI) *model {
 	m := &model{u: u, width: defaultWidth, height: defaultHeight, st: newStyles(u.o.Colour), statusF: u.o.Status}
 	m.input = newPrompt()
+	m.live = newLive(u.o.Colour)
 	m.walk.pos = -1
 	m.layout()
 	return m
@@ -121,6 +124,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		m.u.tr.width.Store(int64(msg.Width))
 		m.layout()
 	case statusMsg:
 		if msg.set {
@@ -129,6 +133,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refreshStatus()
 	case partialMsg:
 		m.partial = string(msg)
+	case toolStartMsg, toolDoneMsg, spinner.TickMsg:
+		return m, m.liveUpdate(msg)
 	case askMsg:
 		if m.ask != nil {
 			msg.reply <- askReply{cancelled: true, busy: true}
@@ -338,9 +344,6 @@ func (m *model) View() tea.View {
 		return tea.NewView("")
 	}
 	var rows []string
-	if m.partial != "" {
-		rows = append(rows, m.fit(m.partial))
-	}
 	cursorRow, cursorX := -1, 0
 	if m.ask != nil {
 		cursorRow = len(rows) + 1 // the answer (or filter) line, under the question
@@ -369,6 +372,9 @@ func (m *model) View() tea.View {
 	}
 	if m.statusF != nil {
 		rows = append(rows, m.st.bar.Render(pad(m.fit(m.status), m.width)))
+	}
+	if top := m.liveRows(strings.Count(strings.Join(rows, "\n"), "\n") + 1); len(top) > 0 {
+		rows, cursorRow = append(top, rows...), cursorRow+len(top)
 	}
 	v := tea.NewView(strings.Join(rows, "\n"))
 	v.Cursor = tea.NewCursor(cursorX, cursorRow)

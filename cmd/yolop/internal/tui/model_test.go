@@ -456,9 +456,10 @@ func TestSelector(t *testing.T) {
 	}
 }
 
-// TestStreaming: the model's streamed text stays in the live area until
-// its line ends, then joins the transcript; a tool's streamed output is
-// indented under its call; an event line first ends an open line.
+// TestStreaming: the model's streamed reply stays in the live area while
+// it streams and joins the transcript, rendered as markdown (its lines
+// one paragraph), when an event line ends it; a tool's streamed output is
+// indented under its call.
 func TestStreaming(t *testing.T) {
 	d := newDriver(t, nil)
 	d.u.Raw("Hello, ")
@@ -475,7 +476,7 @@ func TestStreaming(t *testing.T) {
 	d.u.Raw("2\n")
 	d.u.Event("tool.completed", nil, "← count: ok")
 	d.pump()
-	want := "Hello, world\nnext\n→ count: Counting to 2\n  │ 1\n  │ 2\n← count: ok"
+	want := "Hello, world next\n→ count: Counting to 2\n  │ 1\n  │ 2\n← count: ok"
 	if d.transcript() != want {
 		t.Fatalf("transcript = %q, want %q", d.transcript(), want)
 	}

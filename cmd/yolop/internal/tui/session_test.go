@@ -55,9 +55,10 @@ func askerPackage(t *testing.T) string {
 // TestRealSession drives the UI over a real session — the echo example
 // and a python3 server that pushes status and asks — through the same
 // command layer and status board as `yolop session --tui`: a streamed
-// count shows indented under the command, the status bar shows the
-// server's status text and the running call, and a secret answer
-// reaches the server while the UI shows only its mask.
+// count is a block (its header, its lines indented, its closing line),
+// the status bar shows the server's status text and the running call,
+// which has a spinner row in the live area, and a secret answer reaches
+// the server while the UI shows only its mask.
 func TestRealSession(t *testing.T) {
 	ctx := context.Background()
 	cfg := t.TempDir()
@@ -98,14 +99,17 @@ func TestRealSession(t *testing.T) {
 	d.typ(`/call count {"n":3}`)
 	d.press("enter")
 	d.until(done)
-	if want := "> /call count {\"n\":3}\n" + toolIndent + "1\n" + toolIndent + "2\n" + toolIndent + "3\n"; !strings.Contains(d.transcript(), want) {
-		t.Errorf("transcript lacks the indented count %q:\n%s", want, d.transcript())
+	if want := "> /call count {\"n\":3}\n→ count (echo): {\"n\":3}\n" + toolIndent + "1\n" + toolIndent + "2\n" + toolIndent + "3\n✓ count (echo) "; !strings.Contains(d.transcript(), want) {
+		t.Errorf("transcript lacks the count's block %q:\n%s", want, d.transcript())
 	}
 
 	d.typ(`/call ask {"prompt":"API token","secret":true}`)
 	d.press("enter")
 	d.until(func(msg tea.Msg) bool { _, ok := msg.(askMsg); return ok })
 	d.waitFor(func() bool { return strings.Contains(d.m.status, "1 running") })
+	if row := "⠋ asker · ask: "; !strings.Contains(d.view(), row) {
+		t.Errorf("the running call has no row %q in the live area:\n%s", row, d.view())
+	}
 	d.typ("hunter2")
 	if v := d.view(); strings.Contains(v, "hunter2") || !strings.Contains(v, "secret> *******") {
 		t.Fatalf("the overlay shows the secret or no mask:\n%s", v)

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -80,9 +79,8 @@ type UI struct {
 	// screen is the transcript drawn on the alternate screen (Fullscreen).
 	screen *screenLog
 
-	mu      sync.Mutex
-	partial string // streamed text whose line has not ended
-	toolRaw bool   // the next Raw is a tool's streamed output
+	mu sync.Mutex
+	tr transcript // the open reply, the running calls (transcript.go)
 
 	pal paletteSource // what the command palette lists
 
@@ -105,6 +103,7 @@ func New(o Options) *UI {
 		// NO_COLOR is how Bubble Tea is told to send no colour.
 		opts = append(opts, tea.WithEnvironment(append(os.Environ(), "NO_COLOR=1")))
 	}
+	u.tr.ticker = tea.Tick // the spinner's frames
 	u.prog = tea.NewProgram(newModel(u), opts...)
 	u.send = u.prog.Send
 	u.print = func(text string) {
@@ -183,55 +182,23 @@ func (u *UI) emit(msg tea.Msg) {
 }
 
 // Event implements repl.Output: an item with a text is a transcript line
-// (or several), printed above the live area; one without a text has no
-// line of its own.
+// (or several), printed above the live area, styled by its kind; a tool
+// call's events make its block (see transcript.go); other items without
+// a text have no line of their own.
 func (u *UI) Event(kind string, fields map[string]any, text string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if kind == "tool.update" {
-		u.toolRaw = true // its text comes next, as Raw
-	}
-	if text == "" {
-		return
-	}
-	u.flushPartialLocked()
-	u.print(text)
+	u.event(kind, fields, text)
 }
 
-// Raw implements repl.Output: streamed text. Whole lines are printed
-// above the live area (a tool's output indented under its call); the
-// line still open is shown in the live area until it ends.
+// Raw implements repl.Output: streamed text. A tool's output is printed
+// above the live area, indented under its call; the model's reply is
+// shown in the live area while it streams and printed, rendered as
+// markdown, when it ends.
 func (u *UI) Raw(text string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	indent := u.toolRaw
-	u.toolRaw = false
-	if indent {
-		u.flushPartialLocked()
-		for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-			u.print(toolIndent + l)
-		}
-		return
-	}
-	u.partial += text
-	if i := strings.LastIndexByte(u.partial, '\n'); i >= 0 {
-		u.print(u.partial[:i])
-		u.partial = u.partial[i+1:]
-	}
-	u.send(partialMsg(u.partial))
-}
-
-// toolIndent starts each line of a tool's streamed output.
-const toolIndent = "  │ "
-
-// flushPartialLocked prints the open streamed line, if any.
-func (u *UI) flushPartialLocked() {
-	if u.partial == "" {
-		return
-	}
-	u.print(u.partial)
-	u.partial = ""
-	u.send(partialMsg(""))
+	u.raw(text)
 }
 
 // Ask implements host.AskSink: the question opens the overlay, which
@@ -272,7 +239,7 @@ func (u *UI) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAskR
 
 // Messages the UI sends its model.
 type (
-	// partialMsg is the streamed line still open.
+	// partialMsg is the model's reply so far, while it streams.
 	partialMsg string
 	// statusMsg: what the status bar shows changed, or (set) what
 	// renders it.
