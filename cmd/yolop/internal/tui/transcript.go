@@ -169,14 +169,20 @@ func (u *UI) event(kind string, fields map[string]any, text string) {
 			return
 		}
 		u.endReply()
-		if eventData(fields, &d) && d.Decision == yep.ApprovalApproved {
+		known := eventData(fields, &d)
+		key := callKey(d.ToolCallID, d.Tool)
+		b, ok := u.tr.calls[key]
+		if known && d.Decision == yep.ApprovalApproved {
 			u.printLine(st.faint.Render(text))
-			return
+		} else {
+			if ok {
+				b.refused = true // its closing line need not say why again
+			}
+			u.printLine(st.warn.Render(text))
 		}
-		if b, ok := u.tr.calls[callKey(d.ToolCallID, d.Tool)]; ok {
-			b.refused = true // its closing line need not say why again
+		if ok && known {
+			u.tr.last = key // the line is part of the call's block
 		}
-		u.printLine(st.warn.Render(text))
 		return
 	case "status.changed", "config.changed", "warning":
 		// Beside the turn: a reply that streams goes on under it.

@@ -13,7 +13,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"yolop.dev/agent/scripted"
 	"yolop.dev/core/yep"
+	"yolop.dev/harness"
+	"yolop.dev/harness/repl"
 )
 
 // fields are a typed session event's fields as the REPL reports them
@@ -425,5 +428,99 @@ func TestRefusedCall(t *testing.T) {
 	want := "→ rm (fs)\ndenied: rm (fs) by user: asked\n✗ rm (fs) 900ms: denied\n→ rm (fs)\n✗ rm (fs) 5.0s: timeout: timed out after 5s"
 	if d.transcript() != want {
 		t.Fatalf("transcript =\n%s\nwant\n%s", d.transcript(), want)
+	}
+}
+
+// TestApprovalInBlock: a call's approval line belongs to its block: the
+// output after it needs no second header.
+func TestApprovalInBlock(t *testing.T) {
+	d := newDriver(t, nil)
+	d.started(countCall)
+	ok := yep.ToolApprovalData{Tool: "count", Extension: "echo", ToolCallID: "c1", Decision: yep.ApprovalApproved, By: yep.ApprovalByUser}
+	d.u.Event(yep.TraceToolApproval, fields(yep.TraceToolApproval, ok), "approved: count (echo) by user")
+	d.output("c1", "count", "1\n")
+	want := "→ count (echo): Counting to 3\napproved: count (echo) by user\n  │ 1"
+	if d.transcript() != want {
+		t.Fatalf("transcript =\n%s\nwant\n%s", d.transcript(), want)
+	}
+}
+
+// TestRealTurn drives a real agent turn through the UI — a scripted
+// model over HTTP that streams a reply, calls the echo example's count
+// and answers in markdown — through the same command layer as `yolop
+// session --tui`: the reply before the call is printed when the call
+// starts, the call is a block with its streamed lines and duration, and
+// the answer is printed once, rendered, before the turn's line.
+func TestRealTurn(t *testing.T) {
+	ctx := context.Background()
+	cfg := t.TempDir()
+	t.Setenv("YOLOP_CONFIG_DIR", cfg)
+	for _, k := range []string{"YOLOP_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OPENAI_API_KEY", "no key needed")
+	script, err := scripted.Parse([]byte(`{"steps": [
+		{"when": {"user": "count"}, "reply": {"text": "I'll *count*.", "tool_calls": [{"name": "count", "arguments": {"n": 3}}]}},
+		{"when": {"tool_result": {"tool": "count"}}, "reply": {"text": "## Done\n\n- counted to **3**\n- in ` + "`echo`" + `\n"}}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := scripted.NewServer(script, scripted.Options{})
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("OPENAI_BASE_URL", srv.URL()+"/v1")
+
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, nil)
+	s, warnings, err := h.OpenSession(ctx, harness.SessionOptions{Ask: d.u, NoEnabled: true, NoBuiltins: true, WorkspaceRoot: t.TempDir()},
+		[]string{echoPackage(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	for _, w := range warnings {
+		d.u.Event("warning", nil, "warning: "+w)
+	}
+	ag, err := h.NewAgent(ctx, s, harness.AgentOptions{Model: "openai/scripted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := repl.New(repl.Options{Session: s.Session, Out: d.u, Ask: d.u, Agent: ag})
+	t.Cleanup(r.Close)
+	if errs, _ := s.StartInPlace(ctx, s.InPlace()); len(errs) > 0 {
+		t.Fatalf("start: %v", errs)
+	}
+	d.u.SetDispatch(r.Run)
+	d.typ("count to three")
+	d.press("enter")
+	d.until(func(msg tea.Msg) bool { _, ok := msg.(doneMsg); return ok })
+	if err := srv.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	// Warnings (the echo example's catch-all hook) come when they come:
+	// the turn's lines are the rest.
+	var lines []string
+	for _, l := range strings.Split(d.transcript(), "\n") {
+		if !strings.HasPrefix(l, "warning: ") {
+			lines = append(lines, l)
+		}
+	}
+	tr := strings.Join(lines, "\n")
+	want := "> count to three\nI'll *count*.\n→ count (echo): {\"n\":3}\n" + toolIndent + "1\n" + toolIndent + "2\n" + toolIndent + "3\n✓ count (echo) "
+	if !strings.HasPrefix(tr, want) {
+		t.Fatalf("transcript does not start with\n%s\n---\n%s", want, tr)
+	}
+	answer := "## Done\n\n• counted to **3**\n• in echo\n(2 model requests, 1 tool call, "
+	if !strings.Contains(tr, answer) {
+		t.Fatalf("the answer is not rendered before the turn's line %q:\n%s", answer, tr)
+	}
+	if d.m.partial != "" || len(d.m.live.calls) != 0 {
+		t.Fatalf("the live area still holds %q and %d calls", d.m.partial, len(d.m.live.calls))
 	}
 }
