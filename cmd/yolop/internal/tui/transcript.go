@@ -479,8 +479,13 @@ func (m *model) liveRows(used int) []string {
 	if reply == "" {
 		return calls
 	}
+	room := max(1, m.height-used-len(calls))
+	// Each line is a row at least: only the last that fit are wrapped.
+	if lines := strings.Split(reply, "\n"); len(lines) > room {
+		reply = strings.Join(lines[len(lines)-room:], "\n")
+	}
 	rows := strings.Split(lipgloss.Wrap(reply, max(1, m.width), ""), "\n")
-	if room := max(1, m.height-used-len(calls)); len(rows) > room {
+	if len(rows) > room {
 		rows = rows[len(rows)-room:]
 	}
 	return append(rows, calls...)
