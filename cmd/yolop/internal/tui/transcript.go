@@ -109,10 +109,13 @@ func (u *UI) event(kind string, fields map[string]any, text string) {
 		return // the text comes as Raw
 	case "tool.update":
 		var d yep.ToolUpdateData
-		u.tr.toolRaw = "?"
-		if eventData(fields, &d) {
+		switch {
+		case !eventData(fields, &d):
+			u.tr.toolRaw = "?"
+		case d.Output != "" || d.Progress != nil:
 			u.tr.toolRaw = callKey(d.ToolCallID, d.Tool)
 		}
+		// Else it has no text: no Raw follows.
 		return
 	case "tool.started":
 		var d yep.ToolStartedData

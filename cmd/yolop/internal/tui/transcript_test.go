@@ -524,3 +524,18 @@ func TestRealTurn(t *testing.T) {
 		t.Fatalf("the live area still holds %q and %d calls", d.m.partial, len(d.m.live.calls))
 	}
 }
+
+// TestDataOnlyUpdate: an update with neither output nor progress has no
+// text (the REPL sends no Raw for it), so the model's text after it is
+// still the reply, not the call's output.
+func TestDataOnlyUpdate(t *testing.T) {
+	d := newDriver(t, nil)
+	d.started(countCall)
+	d.u.Event(yep.EventToolUpdate, fields(yep.EventToolUpdate, yep.ToolUpdateData{Tool: "count", ToolCallID: "c1", Data: json.RawMessage(`{"pct":50}`)}), "")
+	d.completed(yep.ToolCompletedData{Tool: "count", Extension: "echo", ToolCallID: "c1", DurationMS: 5, Status: yep.ToolOK})
+	d.u.Raw("All done.")
+	d.pump()
+	if strings.Contains(d.transcript(), toolIndent) || d.m.partial != "All done." {
+		t.Fatalf("the reply went to the call: transcript %q, live %q", d.transcript(), d.m.partial)
+	}
+}
