@@ -118,6 +118,27 @@ func (p *tmuxPane) waitFor(what string, capture func() string, ok func(string) b
 	}
 }
 
+// submit types line and presses Enter until the UI takes it (it is
+// echoed into the transcript as "> line"). An Enter that comes before
+// the session is ready, or while the previous line still runs, leaves
+// the line in the input with a hint saying so; Enter is pressed again.
+func (p *tmuxPane) submit(line string) {
+	p.t.Helper()
+	echo := "> " + line + "\n"
+	n := strings.Count(p.history(), echo)
+	p.typ(line)
+	p.keys("Enter")
+	p.waitFor(strconv.Quote(echo), p.history, func(s string) bool {
+		if strings.Count(s, echo) > n {
+			return true
+		}
+		if sc := p.screen(); strings.Contains(sc, "the session is still starting") || strings.Contains(sc, "a command is running") {
+			p.keys("Enter")
+		}
+		return false
+	})
+}
+
 // waitText waits until the pane's history holds want n times.
 func (p *tmuxPane) waitText(want string, n int) string {
 	p.t.Helper()
@@ -244,8 +265,7 @@ func TestTUIInTmux(t *testing.T) {
 
 	// A message: the model's tool call streams its numbers under the
 	// call, then the model's reply.
-	p.typ("count to 3")
-	p.keys("Enter")
+	p.submit("count to 3")
 	h := p.waitText("Counted to 3 for you.", 1)
 	for _, n := range []string{"1", "2", "3"} {
 		if !strings.Contains(h, "│ "+n+"\n") {
@@ -255,8 +275,7 @@ func TestTUIInTmux(t *testing.T) {
 
 	// The status bar, the last row of the live area, shows the
 	// extension's status text.
-	p.typ(`/call status {"text":"indexing 42 files"}`)
-	p.keys("Enter")
+	p.submit(`/call status {"text":"indexing 42 files"}`)
 	bar := p.waitFor("the status text in the status bar", p.screen, func(s string) bool {
 		return strings.Contains(lastLine(s), "indexing 42 files")
 	})
@@ -268,8 +287,7 @@ func TestTUIInTmux(t *testing.T) {
 	// length and digest come back.
 	const secret = "hunter2-in-tmux"
 	sum := sha256.Sum256([]byte(secret))
-	p.typ(`/call ask {"prompt":"API token","secret":true}`)
-	p.keys("Enter")
+	p.submit(`/call ask {"prompt":"API token","secret":true}`)
 	p.waitFor("the secret question", p.screen, func(s string) bool {
 		return strings.Contains(s, "[tuiext asks] API token") && strings.Contains(s, "secret>")
 	})
@@ -285,8 +303,7 @@ func TestTUIInTmux(t *testing.T) {
 	}
 
 	// A selector: Down moves to the second option, Enter picks it.
-	p.typ(`/call ask {"prompt":"Pick a colour","options":["red","green","blue"]}`)
-	p.keys("Enter")
+	p.submit(`/call ask {"prompt":"Pick a colour","options":["red","green","blue"]}`)
 	p.waitFor("the selector", p.screen, func(s string) bool {
 		return strings.Contains(s, "[tuiext asks] Pick a colour") && strings.Contains(s, "blue")
 	})
@@ -296,13 +313,11 @@ func TestTUIInTmux(t *testing.T) {
 
 	// Ctrl-C while the model's count runs ends the turn; the prompt
 	// takes the next line.
-	p.typ("count forever")
-	p.keys("Enter")
+	p.submit("count forever")
 	p.waitText("│ 5\n", 1)
 	p.keys("C-c")
 	p.waitText("cancelled: the turn stopped", 1)
-	p.typ(`/call echo {"text":"after the cancel"}`)
-	p.keys("Enter")
+	p.submit(`/call echo {"text":"after the cancel"}`)
 	p.waitText("\nafter the cancel\n", 1) // the result's own line
 
 	p.keys("C-d")
@@ -330,8 +345,7 @@ func TestTUIFullscreenInTmux(t *testing.T) {
 	if mode := p.run("display-message", "-p", "-t", "yolop", "#{alternate_on}"); strings.TrimSpace(mode) != "1" {
 		t.Errorf("the pane is not on the alternate screen (alternate_on %q)", mode)
 	}
-	p.typ("/help")
-	p.keys("Enter")
+	p.submit("/help")
 	p.waitFor("the help", p.screen, func(s string) bool { return strings.Contains(s, "Esc cancels") })
 	p.keys("C-d")
 	if code := p.exitStatus(); code != 0 {
