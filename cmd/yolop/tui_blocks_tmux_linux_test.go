@@ -49,8 +49,7 @@ func TestTUIBlocksInTmux(t *testing.T) {
 		"OPENAI_BASE_URL="+srv.URL()+"/v1", "OPENAI_API_KEY=sk-tmux-test"), t.TempDir(), "session", "--color", "always", "--no-mcp")
 	p.waitText("model openai/scripted", 1)
 
-	p.typ("count slowly")
-	p.keys("Enter")
+	p.submit("count slowly")
 	p.waitFor("the count's spinner turning", p.screen, spinning.MatchString)
 	h := p.waitFor("the count's closing line", p.history, closed.MatchString)
 	mustContain(t, "the block", h, "Counting slowly.\n→ count (echo): {\"delay_ms\":300,\"n\":6}\n  │ 1\n  │ 2\n")
