@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -31,6 +33,28 @@ type termIO struct {
 	pumped  chan struct{} // closed when the pump has stopped
 
 	mu sync.Mutex // one ReadLine or ReadPassword at a time
+
+	amu       sync.Mutex
+	answering context.CancelFunc // cancels the open question, if any
+}
+
+func (ti *termIO) setAnswering(cancel context.CancelFunc) {
+	ti.amu.Lock()
+	ti.answering = cancel
+	ti.amu.Unlock()
+}
+
+// cancelAnswer cancels the open question and reports whether there was
+// one.
+func (ti *termIO) cancelAnswer() bool {
+	ti.amu.Lock()
+	cancel := ti.answering
+	ti.amu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel()
+	return true
 }
 
 // openTerm puts in (a terminal) in raw mode and returns the line editor
@@ -63,7 +87,10 @@ func openTerm(in, out *os.File, hist *harness.History, interrupt func() bool, co
 	go func() {
 		defer close(ti.pumped)
 		buf.pump(src, func() {
-			if !interrupt() {
+			// Ctrl-C cancels an open question as well as the call that
+			// asked it.
+			asking := ti.cancelAnswer()
+			if !interrupt() && !asking {
 				buf.inject("\x15") // Ctrl-U: at the prompt, Ctrl-C clears the line
 			}
 		})
@@ -93,17 +120,34 @@ func (ti *termIO) ReadLine() (string, error) {
 
 // Answer reads the answer to a question: with echo off for a secret, and
 // never into the history.
-func (ti *termIO) Answer(prompt string, secret bool) (string, error) {
+func (ti *termIO) Answer(ctx context.Context, prompt string, secret bool) (string, error) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
+	// A question whose asker gives up (Ctrl-C cancelled its call) ends
+	// the read: the line typed so far is erased and entered empty
+	// (Ctrl-E, Ctrl-U, Enter), so the next line is a command again rather
+	// than a late answer no one reads.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ti.setAnswering(cancel)
+	defer ti.setAnswering(nil)
+	stop := context.AfterFunc(ctx, func() { ti.in.inject("\x05\x15\r") })
+	defer stop()
+	var line string
+	var err error
 	if secret {
-		return ti.t.ReadPassword(prompt)
+		line, err = ti.t.ReadPassword(prompt)
+	} else {
+		ti.t.History = noHistory{}
+		ti.t.SetPrompt(prompt)
+		line, err = ti.t.ReadLine()
+		ti.t.History = ti.hist
+		ti.t.SetPrompt("yolop> ")
 	}
-	ti.t.History = noHistory{}
-	defer func() { ti.t.History = ti.hist }()
-	ti.t.SetPrompt(prompt)
-	defer ti.t.SetPrompt("yolop> ")
-	return ti.t.ReadLine()
+	if err == nil && ctx.Err() != nil {
+		return "", fmt.Errorf("the question was cancelled: %w", ctx.Err())
+	}
+	return line, err
 }
 
 // A ttyBuffer holds what the terminal sent until the line editor reads it.

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,3 +156,70 @@ func TestREPLSecretAnswerIsNotEchoed(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestREPLCtrlCDuringAQuestion: Ctrl-C while an extension's question
+// waits for its answer cancels the question and its call, and the line
+// editor's prompt comes back: what is typed next is a command, not a late
+// answer that the cancelled call swallows — half an answer typed before
+// Ctrl-C included.
+func TestREPLCtrlCDuringAQuestion(t *testing.T) {
+	isolate(t)
+	script, _ := filepath.Abs("../../core/host/testdata/server.py")
+	dir := t.TempDir()
+	manifest := `{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
+	  "capabilityServer":{"command":"python3","args":["-u",` + strconvQuote(script) + `],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
+	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`
+	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644)
+	ptmx, tty := openPTY(t)
+	var screen syncBuf
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(b)
+			screen.Write(b[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var errb syncBuf
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"session", "--plain", "--ext", dir, "--no-enabled"}, tty, tty, &errb)
+	}()
+	wait := func(want string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute) // ends a hung test; measures nothing
+		for strings.Count(screen.String(), want) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("screen never showed %q %d times:\n%q\n%s", want, n, screen.String(), errb.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for _, secret := range []bool{false, true} {
+		wait("yolop> ", 1)
+		before := strings.Count(screen.String(), "cancelled")
+		prompts := strings.Count(screen.String(), "yolop> ")
+		ptmx.Write([]byte(fmt.Sprintf(`/call ask {"prompt":"Name?","secret":%v}`, secret) + "\r"))
+		wait("[asker asks] Name?", map[bool]int{false: 1, true: 2}[secret])
+		ptmx.Write([]byte("half"))
+		ptmx.Write([]byte("\x03")) // Ctrl-C during the question
+		wait("cancelled", before+1)
+		wait("yolop> ", prompts+1)
+	}
+	ptmx.Write([]byte("/status\r"))
+	wait("asker ", 1)
+	ptmx.Write([]byte("/quit\r"))
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("/quit after a cancelled question did not end the session (a late answer swallowed it?):\n%q", screen.String())
+	}
+	if s := screen.String(); strings.Contains(s, "answer: half") || strings.Contains(s, "unknown command \"half") {
+		t.Errorf("the half-typed answer went somewhere:\n%q", s)
+	}
+}

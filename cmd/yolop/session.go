@@ -424,7 +424,7 @@ func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAs
 	if r.term != nil {
 		// A secret is typed with echo off; answers stay out of the
 		// history.
-		a, err := r.term.Answer("> ", p.Secret)
+		a, err := r.term.Answer(ctx, "> ", p.Secret)
 		answer, ok = a, err == nil
 	} else {
 		select {
@@ -462,7 +462,7 @@ func (r *repl) mcpConsent(yes bool) mcpclient.Consent {
 			res, _ := r.ui.Ask(ctx, "yolop", yep.UIAskParams{Prompt: "Start these MCP servers?", Options: []string{"no", "yes"}})
 			return !res.Cancelled && res.Answer == "yes", nil
 		}
-		ans, err := r.term.Answer("Start these MCP servers? [y/N] ", false)
+		ans, err := r.term.Answer(ctx, "Start these MCP servers? [y/N] ", false)
 		if err != nil {
 			return false, nil
 		}
