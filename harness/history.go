@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -19,7 +20,8 @@ const HistoryFile = "history"
 const MaxHistory = 1000
 
 // A History is a front-end's line history, kept across sessions in a file,
-// most recent last, at most [MaxHistory] lines. Lines pass through a
+// most recent last, at most [MaxHistory] entries, one per line of the file
+// (an entry of several lines is kept Go-quoted). Lines pass through a
 // scrubber before they are kept, so a secret typed into a command line
 // never lands on disk. Its methods have the shape of
 // golang.org/x/term's History and are safe for concurrent use.
@@ -47,8 +49,9 @@ func LoadHistory(path string, scrub func(string) string) *History {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxHistoryLine)
 	for sc.Scan() {
-		if l := sc.Text(); l != "" {
+		if l := decodeHistoryLine(sc.Text()); l != "" {
 			h.lines = append(h.lines, l)
 		}
 	}
@@ -83,7 +86,37 @@ func (h *History) Add(entry string) {
 	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
 		return
 	}
-	_ = atomicfile.Write(h.path, []byte(strings.Join(h.lines, "\n")+"\n"), 0o600)
+	var b strings.Builder
+	for _, l := range h.lines {
+		b.WriteString(encodeHistoryLine(l))
+		b.WriteByte('\n')
+	}
+	_ = atomicfile.Write(h.path, []byte(b.String()), 0o600)
+}
+
+// maxHistoryLine bounds a line of the history file as it is read; a
+// longer one (a paste of megabytes) ends the reading there.
+const maxHistoryLine = 16 << 20
+
+// encodeHistoryLine is an entry as its line in the file: as typed, or
+// Go-quoted when it spans lines (multi-line input) or starts with a quote
+// itself, so every entry is one line and comes back as it was.
+func encodeHistoryLine(entry string) string {
+	if strings.ContainsAny(entry, "\r\n") || strings.HasPrefix(entry, `"`) {
+		return strconv.Quote(entry)
+	}
+	return entry
+}
+
+// decodeHistoryLine undoes encodeHistoryLine; a line that starts with a
+// quote but does not unquote (an older file's) is taken as it is.
+func decodeHistoryLine(line string) string {
+	if strings.HasPrefix(line, `"`) {
+		if s, err := strconv.Unquote(line); err == nil {
+			return s
+		}
+	}
+	return line
 }
 
 // Len returns the number of lines.
