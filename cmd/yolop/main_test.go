@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,7 +21,25 @@ func TestMain(m *testing.M) {
 	if (len(os.Args) > 1 && (os.Args[1] == "serve-echo" || os.Args[1] == "serve-lab" || os.Args[1] == "serve-scripted-model")) || os.Getenv("YOLOP_TEST_CLI") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	pinGoCaches()
 	goleak.VerifyTestMain(m)
+}
+
+// pinGoCaches sets GOCACHE, GOMODCACHE and GOPATH to what they are now,
+// so the `go build`s of tests that point HOME at a temporary directory
+// (runEnv) still use the machine's build cache rather than compiling
+// everything afresh under the new HOME.
+func pinGoCaches() {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return // the tests that build say why go fails
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		if i < len(vals) && vals[i] != "" {
+			os.Setenv(k, vals[i])
+		}
+	}
 }
 
 // cli runs the CLI in-process with stdin and returns stdout, stderr and
