@@ -3,14 +3,11 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestREPLOnATerminal drives `yolop session` on a real pseudo-terminal:
@@ -21,39 +18,8 @@ import (
 func TestREPLOnATerminal(t *testing.T) {
 	cfg := isolate(t)
 	pkg := echoPackage(t)
-	ptmx, tty := openPTY(t)
-	var screen syncBuf
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(b)
-			screen.Write(b[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var errb syncBuf
-	done := make(chan int, 1)
-	go func() {
-		done <- run(context.Background(), []string{"session", "--plain", "--ext", pkg, "--no-enabled"}, tty, tty, &errb)
-	}()
-	typeIn := func(s string) {
-		t.Helper()
-		if _, err := ptmx.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitScreen := func(want string, n int) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute) // ends a hung test; measures nothing
-		for strings.Count(screen.String(), want) < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("screen never showed %q %d times:\n%q\nstderr: %s", want, n, screen.String(), errb.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	p := startPTY(t, "session", "--plain", "--ext", pkg, "--no-enabled")
+	typeIn, waitScreen := p.typeIn, p.wait
 	waitScreen("yolop> ", 1)
 	typeIn("/call ec\t")                           // completes to "/call echo "
 	typeIn(`{"text":"abX` + "\x7f" + `c"}` + "\r") // backspace removes X
@@ -68,16 +34,11 @@ func TestREPLOnATerminal(t *testing.T) {
 	typeIn("/status\r")
 	waitScreen("echo ", 1)
 	typeIn("\x04") // Ctrl-D on an empty line ends the session
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the session did not end on Ctrl-D:\n%q", screen.String())
+	if code := p.exit(); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.errb.String())
 	}
-	if strings.Contains(screen.String(), "unknown command \"/tool") {
-		t.Errorf("Ctrl-C at the prompt did not clear the line:\n%q", screen.String())
+	if strings.Contains(p.String(), "unknown command \"/tool") {
+		t.Errorf("Ctrl-C at the prompt did not clear the line:\n%q", p.String())
 	}
 	hist, err := os.ReadFile(filepath.Join(cfg, historyFile))
 	if err != nil || !strings.Contains(string(hist), `/call echo {"text":"abc"}`) || !strings.Contains(string(hist), "/status") {
@@ -106,56 +67,24 @@ func TestREPLOnAPipeHasNoEditor(t *testing.T) {
 // tool, which the scrubber does not know about, so only that copy shows).
 func TestREPLSecretAnswerIsNotEchoed(t *testing.T) {
 	isolate(t)
-	script, _ := filepath.Abs("../../core/host/testdata/server.py")
-	dir := t.TempDir()
-	manifest := `{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
-	  "capabilityServer":{"command":"python3","args":["-u",` + strconvQuote(script) + `],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
-	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`
-	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644)
-	ptmx, tty := openPTY(t)
-	var screen syncBuf
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(b)
-			screen.Write(b[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var errb syncBuf
-	done := make(chan int, 1)
-	go func() {
-		done <- run(context.Background(), []string{"session", "--plain", "--ext", dir, "--no-enabled"}, tty, tty, &errb)
-	}()
-	wait := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for !strings.Contains(screen.String(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q on screen:\n%q\n%s", want, screen.String(), errb.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	dir := askerPackage(t)
+	p := startPTY(t, "session", "--plain", "--ext", dir, "--no-enabled")
+	wait := func(want string) { t.Helper(); p.wait(want, 1) }
 	wait("yolop> ")
-	ptmx.Write([]byte(`/call ask {"prompt":"API token?","secret":true}` + "\r"))
+	p.typeIn(`/call ask {"prompt":"API token?","secret":true}` + "\r")
 	wait("[asker asks] API token?")
 	wait("> ")
-	ptmx.Write([]byte("hunter2\r"))
+	p.typeIn("hunter2\r")
 	wait("(saved)")
 	wait("answer: hunter2") // the tool's own output
-	ptmx.Write([]byte("/quit\r"))
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	p.typeIn("/quit\r")
+	if code := p.exit(); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.errb.String())
 	}
-	if n := strings.Count(screen.String(), "hunter2"); n != 1 {
-		t.Fatalf("the secret shows %d times on screen (want only the tool's echo):\n%q", n, screen.String())
+	if n := strings.Count(p.String(), "hunter2"); n != 1 {
+		t.Fatalf("the secret shows %d times on screen (want only the tool's echo):\n%q", n, p.String())
 	}
 }
-
-func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // TestREPLCtrlCDuringAQuestion: Ctrl-C while an extension's question
 // waits for its answer cancels the question and its call, and the line
@@ -164,62 +93,26 @@ func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // Ctrl-C included.
 func TestREPLCtrlCDuringAQuestion(t *testing.T) {
 	isolate(t)
-	script, _ := filepath.Abs("../../core/host/testdata/server.py")
-	dir := t.TempDir()
-	manifest := `{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
-	  "capabilityServer":{"command":"python3","args":["-u",` + strconvQuote(script) + `],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
-	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`
-	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644)
-	ptmx, tty := openPTY(t)
-	var screen syncBuf
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(b)
-			screen.Write(b[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var errb syncBuf
-	done := make(chan int, 1)
-	go func() {
-		done <- run(context.Background(), []string{"session", "--plain", "--ext", dir, "--no-enabled"}, tty, tty, &errb)
-	}()
-	wait := func(want string, n int) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute) // ends a hung test; measures nothing
-		for strings.Count(screen.String(), want) < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("screen never showed %q %d times:\n%q\n%s", want, n, screen.String(), errb.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	dir := askerPackage(t)
+	p := startPTY(t, "session", "--plain", "--ext", dir, "--no-enabled")
 	for _, secret := range []bool{false, true} {
-		wait("yolop> ", 1)
-		before := strings.Count(screen.String(), "cancelled")
-		prompts := strings.Count(screen.String(), "yolop> ")
-		ptmx.Write([]byte(fmt.Sprintf(`/call ask {"prompt":"Name?","secret":%v}`, secret) + "\r"))
-		wait("[asker asks] Name?", map[bool]int{false: 1, true: 2}[secret])
-		ptmx.Write([]byte("half"))
-		ptmx.Write([]byte("\x03")) // Ctrl-C during the question
-		wait("cancelled", before+1)
-		wait("yolop> ", prompts+1)
+		p.wait("yolop> ", 1)
+		before := strings.Count(p.String(), "cancelled")
+		prompts := strings.Count(p.String(), "yolop> ")
+		p.typeIn(fmt.Sprintf(`/call ask {"prompt":"Name?","secret":%v}`, secret) + "\r")
+		p.wait("[asker asks] Name?", map[bool]int{false: 1, true: 2}[secret])
+		p.typeIn("half")
+		p.typeIn("\x03") // Ctrl-C during the question
+		p.wait("cancelled", before+1)
+		p.wait("yolop> ", prompts+1)
 	}
-	ptmx.Write([]byte("/status\r"))
-	wait("asker ", 1)
-	ptmx.Write([]byte("/quit\r"))
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("/quit after a cancelled question did not end the session (a late answer swallowed it?):\n%q", screen.String())
+	p.typeIn("/status\r")
+	p.wait("asker ", 1)
+	p.typeIn("/quit\r")
+	if code := p.exit(); code != 0 { // a late answer swallowing /quit would hang here
+		t.Fatalf("exit %d: %s", code, p.errb.String())
 	}
-	if s := screen.String(); strings.Contains(s, "answer: half") || strings.Contains(s, "unknown command \"half") {
+	if s := p.String(); strings.Contains(s, "answer: half") || strings.Contains(s, "unknown command \"half") {
 		t.Errorf("the half-typed answer went somewhere:\n%q", s)
 	}
 }

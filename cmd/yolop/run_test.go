@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -265,14 +264,7 @@ func TestRunInterrupted(t *testing.T) {
 // with a terminal-less stdin left open, and the model reads that.
 func TestRunAnswersQuestionsCancelled(t *testing.T) {
 	runEnv(t)
-	script, _ := filepath.Abs("../../core/host/testdata/server.py")
-	dir := t.TempDir()
-	manifest := `{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
-	  "capabilityServer":{"command":"python3","args":["-u",` + strconv.Quote(script) + `],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
-	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`
-	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := askerPackage(t)
 	srv := modelServer(t, `{"steps": [
 		{"when": {"user": "ask me"}, "reply": {"tool_calls": [{"name": "ask", "arguments": {"prompt": "favourite colour?"}}]}},
 		{"when": {"tool_result": {"tool": "ask", "contains": "cancelled"}}, "reply": {"text": "You did not answer."}}

@@ -2,11 +2,11 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,12 +45,7 @@ func TestSessionScriptedWithExtDir(t *testing.T) {
 }
 
 func TestSessionAsksOnTheTerminal(t *testing.T) {
-	script, _ := filepath.Abs("../../core/host/testdata/server.py")
-	dir := t.TempDir()
-	manifest := fmt.Sprintf(`{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
-	  "capabilityServer":{"command":"python3","args":["-u",%q],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
-	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`, script)
-	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644)
+	dir := askerPackage(t)
 	in := "/call ask {\"prompt\":\"API token?\",\"secret\":true}\nhunter2\n/call ask {\"prompt\":\"colour?\"}\nblue\n/quit\n"
 	out, errOut, code := cli(t, in, "session", "--ext", dir, "--no-enabled")
 	if code != 0 {
@@ -368,4 +363,22 @@ func (p *proc) wait(want string) string {
 			p.t.Fatalf("no %q:\n%s", want, seen.String())
 		}
 	}
+}
+
+// askerPackage is a package directory whose python3 server (core/host's
+// test server) has the ask tool and may ask the user (ui_ask).
+func askerPackage(t *testing.T) string {
+	t.Helper()
+	script, err := filepath.Abs("../../core/host/testdata/server.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	manifest := `{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
+	  "capabilityServer":{"command":"python3","args":["-u",` + strconv.Quote(script) + `],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\"]}"}},
+	  "ui_ask":true,"tools":[{"name":"ask","never_defer":true}]}}`
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -3,12 +3,8 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ptySession runs yolop with args in-process on a fresh pseudo-terminal,
@@ -16,45 +12,13 @@ import (
 // exit code.
 func ptySession(t *testing.T, want string, args ...string) (string, int) {
 	t.Helper()
-	ptmx, tty := openPTY(t)
-	if err := unix.IoctlSetWinsize(int(ptmx.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
-		t.Fatal(err)
-	}
-	var screen syncBuf
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(b)
-			screen.Write(b[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var errb syncBuf
-	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), args, tty, tty, &errb) }()
-	waitScreen := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute) // ends a hung test; measures nothing
-		for !strings.Contains(screen.String(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("yolop %v: the screen never showed %q:\n%q\nstderr: %s", args, want, screen.String(), errb.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitScreen("yolop session: 0 extension(s)")
-	ptmx.Write([]byte("/help\r"))
-	waitScreen(want)
-	ptmx.Write([]byte("\x04")) // Ctrl-D on an empty line quits either way
-	select {
-	case code := <-done:
-		return screen.String(), code
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("yolop %v did not end on Ctrl-D:\n%q", args, screen.String())
-	}
-	return "", 0
+	p := startPTY(t, args...)
+	p.wait("yolop session: 0 extension(s)", 1)
+	p.typeIn("/help\r")
+	p.wait(want, 1)
+	p.typeIn("\x04") // Ctrl-D on an empty line quits either way
+	code := p.exit()
+	return p.String(), code
 }
 
 // uiHelp and editorHelp are what /help says of the keys in the terminal

@@ -3,14 +3,10 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"yolop.dev/harness"
 )
@@ -25,42 +21,8 @@ func TestTUIInputOnATerminal(t *testing.T) {
 	cfg := isolate(t)
 	t.Setenv("YOLOP_MODEL", "")
 	pkg := echoPackage(t)
-	ptmx, tty := openPTY(t)
-	if err := unix.IoctlSetWinsize(int(ptmx.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
-		t.Fatal(err)
-	}
-	var screen syncBuf
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(b)
-			screen.Write(b[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var errb syncBuf
-	done := make(chan int, 1)
-	go func() {
-		done <- run(context.Background(), []string{"session", "--tui", "--no-mcp", "--no-enabled", "--ext", pkg}, tty, tty, &errb)
-	}()
-	typeIn := func(s string) {
-		t.Helper()
-		if _, err := ptmx.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitScreen := func(want string, n int) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute) // ends a hung test; measures nothing
-		for strings.Count(screen.String(), want) < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("the screen never showed %q %d times:\n%q\nstderr: %s", want, n, screen.String(), errb.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	p := startPTY(t, "session", "--tui", "--no-mcp", "--no-enabled", "--ext", pkg)
+	typeIn, waitScreen := p.typeIn, p.wait
 	waitScreen("yolop session: 1 extension(s)", 1)
 
 	typeIn("/call rev")
@@ -77,13 +39,8 @@ func TestTUIInputOnATerminal(t *testing.T) {
 	waitScreen("paLette-hello", 2)
 
 	typeIn("\x04")
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the session did not end on Ctrl-D:\n%q", screen.String())
+	if code := p.exit(); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.errb.String())
 	}
 	hist, err := os.ReadFile(filepath.Join(cfg, historyFile))
 	if err != nil {
