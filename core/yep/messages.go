@@ -278,6 +278,9 @@ type UIAskResult struct {
 // notification). Empty text clears it.
 type StatusChangedParams struct {
 	Text string `json:"text"`
+	// StatusChangedUnstable holds fields staged behind the yep_unstable
+	// build tag; it is empty in a stable build.
+	StatusChangedUnstable
 }
 
 // Log levels.

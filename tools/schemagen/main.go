@@ -10,10 +10,19 @@
 // The payload of every event type of yep.Events is a $defs entry, and
 // trace/event's data is typed by the event's type.
 //
+// Structure staged behind the yep_unstable build tag of core/yep is not in
+// those files: a build without the tag does not have it. -unstable runs the
+// generator built with the tag (`go run -tags yep_unstable`), which writes
+// schema/yep/v1/unstable/schema.json and meta.json instead — the target of
+// an SDK generator that wants the staged structure — and never the stable
+// files. -check checks both sets.
+//
 // Usage, from anywhere inside the repository:
 //
-//	go run ./tools/schemagen          # regenerate
-//	go run ./tools/schemagen -check   # exit 1, with a diff, when a file is stale
+//	go run ./tools/schemagen                   # regenerate the stable files
+//	go run ./tools/schemagen -unstable         # regenerate the unstable files
+//	go run ./tools/schemagen -check            # exit 1, with a diff, when a file of either set is stale
+//	go run ./tools/schemagen -unstable -check  # check only the unstable files
 //
 // The repository root is found by walking up from the working directory to
 // go.work; -root overrides it. Descriptions come from the doc comments of
@@ -23,6 +32,7 @@
 package main
 
 //go:generate go run . -root ../..
+//go:generate go run . -unstable -root ../..
 
 import (
 	"bytes"
@@ -32,12 +42,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+
+	"yolop.dev/core/yep"
 )
 
 func main() {
@@ -48,10 +62,11 @@ func main() {
 }
 
 // run is the command; it returns the exit code.
-func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("schemagen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	check := fs.Bool("check", false, "do not write; exit 1 and print a diff when a generated file is stale or missing")
+	check := fs.Bool("check", false, "do not write; exit 1 and print a diff when a generated file is stale or missing (with -unstable, only the unstable files; without, both sets)")
+	unstable := fs.Bool("unstable", false, "generate "+UnstableDir+" from core/yep built with the "+UnstableTag+" tag (runs `go run -tags "+UnstableTag+"`), not the stable files")
 	root := fs.String("root", "", "repository root (default: the directory of the go.work above the working directory)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -69,25 +84,88 @@ func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		*root = r
 	}
+	// The unstable build runs elsewhere: -root must not depend on the
+	// working directory.
+	abs, err := filepath.Abs(*root)
+	if err != nil {
+		fmt.Fprintf(stderr, "schemagen: %v\n", err)
+		return 2
+	}
+	*root = abs
+	if *unstable && !yep.Unstable {
+		// Only a build with the tag has the staged types.
+		return runUnstable(ctx, *root, *check, stdout, stderr)
+	}
 	files, err := GenerateAt(*root)
 	if err != nil {
 		fmt.Fprintf(stderr, "schemagen: %v\n", err)
 		return 1
 	}
+	paths := SchemaPath + " and " + MetaPath
+	if yep.Unstable {
+		paths = UnstableSchemaPath + " and " + UnstableMetaPath
+	}
 	if *check {
+		code := 0
 		if err := Check(*root, files); err != nil {
 			fmt.Fprintf(stderr, "schemagen: %v\n", err)
-			return 1
+			code = 1
+		} else {
+			fmt.Fprintf(stdout, "schemagen: %s are up to date\n", paths)
 		}
-		fmt.Fprintf(stdout, "schemagen: %s and %s are up to date\n", SchemaPath, MetaPath)
-		return 0
+		if !yep.Unstable {
+			code = max(code, runUnstable(ctx, *root, true, stdout, stderr))
+		}
+		return code
 	}
 	if err := Write(*root, files); err != nil {
 		fmt.Fprintf(stderr, "schemagen: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "schemagen: wrote %s and %s\n", SchemaPath, MetaPath)
+	fmt.Fprintf(stdout, "schemagen: wrote %s\n", paths)
 	return 0
+}
+
+// runUnstable runs this command built with [UnstableTag] on root, to write
+// or check the unstable files, and returns its exit code.
+func runUnstable(ctx context.Context, root string, check bool, stdout, stderr io.Writer) int {
+	dir, err := sourceDir(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "schemagen: %v\n", err)
+		return 2
+	}
+	args := []string{"run", "-tags", UnstableTag, ".", "-root", root}
+	if check {
+		args = append(args, "-check")
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return max(exit.ExitCode(), 1)
+		}
+		fmt.Fprintf(stderr, "schemagen: running the %s build (go %s in %s): %v\n", UnstableTag, strings.Join(args, " "), dir, err)
+		return 1
+	}
+	return 0
+}
+
+// sourceDir returns the directory of this command's source, to build it
+// with another tag: root/tools/schemagen when root is the repository, else
+// the directory it was compiled from.
+func sourceDir(root string) (string, error) {
+	dir := filepath.Join(root, "tools", "schemagen")
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
+		return dir, nil
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		if _, err := os.Stat(file); err == nil {
+			return filepath.Dir(file), nil
+		}
+	}
+	return "", fmt.Errorf("no tools/schemagen under %s to build with the %s tag, and this binary does not know its source directory: pass the repository root as -root", root, UnstableTag)
 }
 
 // FindRoot returns the nearest directory at or above dir holding go.work.
@@ -110,8 +188,15 @@ func FindRoot(dir string) (string, error) {
 
 // GenerateAt generates the files from core/yep as compiled in, with docs
 // read from root/core/yep.
+//
+// A build with [UnstableTag] generates the unstable files from the staged
+// types; one without generates the stable files.
 func GenerateAt(root string) (map[string][]byte, error) {
-	src, err := ParseSource(filepath.Join(root, "core", "yep"))
+	var tags []string
+	if yep.Unstable {
+		tags = append(tags, UnstableTag)
+	}
+	src, err := ParseSource(filepath.Join(root, "core", "yep"), tags...)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +251,14 @@ func Check(root string, files map[string][]byte) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s\nThe generated files do not match core/yep (a wire type or doc comment changed, or a file was edited by hand): run `go run ./tools/schemagen` from the repository root and commit the result", ErrStale, strings.Join(msgs, "\n"))
+	command := "go run ./tools/schemagen"
+	for path := range files {
+		if strings.HasPrefix(path, UnstableDir) {
+			command += " -unstable"
+			break
+		}
+	}
+	return fmt.Errorf("%w: %s\nThe generated files do not match core/yep (a wire type or doc comment changed, or a file was edited by hand): run `%s` from the repository root and commit the result", ErrStale, strings.Join(msgs, "\n"), command)
 }
 
 func sortedKeys(m map[string][]byte) []string {

@@ -148,6 +148,10 @@ func TestRunCheckExitCodes(t *testing.T) {
 	if code := run(context.Background(), nil, &out, &errb); code != 0 {
 		t.Fatalf("regenerating exited %d: %s", code, errb.String())
 	}
+	// -check checks the unstable files too, which the copy lacked.
+	if code := run(context.Background(), []string{"-unstable"}, &out, &errb); code != 0 {
+		t.Fatalf("regenerating the unstable files exited %d: %s", code, errb.String())
+	}
 	if code := run(context.Background(), []string{"-check"}, &out, &errb); code != 0 {
 		t.Fatalf("-check after regenerating exited %d: %s", code, errb.String())
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"path/filepath"
@@ -22,12 +23,18 @@ type Source struct {
 	Ints    map[string]int64
 }
 
-// ParseSource reads the non-test Go files of dir (core/yep).
-func ParseSource(dir string) (*Source, error) {
+// ParseSource reads the non-test Go files of dir (core/yep) that a build
+// with tags compiles: a file whose //go:build constraint (or _GOOS/_GOARCH
+// name) excludes it is skipped, so the docs read are those of the types
+// compiled in — without [UnstableTag] a yep_unstable file is skipped and
+// its !yep_unstable counterpart read, with it the other way round.
+func ParseSource(dir string, tags ...string) (*Source, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
+	bctx := build.Default
+	bctx.BuildTags = tags
 	src := &Source{
 		TypeDocs:  map[string]string{},
 		FieldDocs: map[string]string{},
@@ -38,6 +45,13 @@ func ParseSource(dir string) (*Source, error) {
 	n := 0
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		match, err := bctx.MatchFile(dir, filepath.Base(name))
+		if err != nil {
+			return nil, fmt.Errorf("reading the build constraints of %s: %w", name, err)
+		}
+		if !match {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments|parser.SkipObjectResolution)
