@@ -20,6 +20,9 @@ type ptyRun struct {
 	screen syncBuf
 	errb   syncBuf
 	done   chan int
+	// output has a token when the terminal was sent something since it
+	// was last taken.
+	output chan struct{}
 }
 
 // ptyTimeout ends a hung test; it measures nothing.
@@ -32,12 +35,16 @@ func startPTY(t *testing.T, args ...string) *ptyRun {
 	if err := unix.IoctlSetWinsize(int(ptmx.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
 		t.Fatal(err)
 	}
-	p := &ptyRun{t: t, args: args, ptmx: ptmx, done: make(chan int, 1)}
+	p := &ptyRun{t: t, args: args, ptmx: ptmx, done: make(chan int, 1), output: make(chan struct{}, 1)}
 	go func() {
 		b := make([]byte, 4096)
 		for {
 			n, err := ptmx.Read(b)
 			p.screen.Write(b[:n])
+			select {
+			case p.output <- struct{}{}:
+			default:
+			}
 			if err != nil {
 				return
 			}
@@ -55,15 +62,18 @@ func (p *ptyRun) typeIn(s string) {
 	}
 }
 
-// wait waits until the terminal has been sent want n times in all.
+// wait waits until the terminal has been sent want n times in all,
+// looking again each time something more arrives.
 func (p *ptyRun) wait(want string, n int) {
 	p.t.Helper()
-	deadline := time.Now().Add(ptyTimeout)
+	timeout := time.NewTimer(ptyTimeout)
+	defer timeout.Stop()
 	for strings.Count(p.screen.String(), want) < n {
-		if time.Now().After(deadline) {
+		select {
+		case <-p.output: // look again
+		case <-timeout.C:
 			p.t.Fatalf("yolop %v: the screen never showed %q %d times:\n%q\nstderr: %s", p.args, want, n, p.screen.String(), p.errb.String())
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -26,10 +26,12 @@ func TestREPLOnATerminal(t *testing.T) {
 	waitScreen("\r\nabc\r\n", 1)
 	typeIn("\x1b[A\r") // up arrow: the same line again
 	waitScreen("\r\nabc\r\n", 2)
+	prompts := strings.Count(p.String(), "yolop> ")
 	typeIn("/call count {\"n\":100000,\"delay_ms\":5}\r")
 	waitScreen("1\r\n", 1)
 	typeIn("\x03") // Ctrl-C cancels the call, not the session
 	waitScreen("cancelled", 1)
+	waitScreen("yolop> ", prompts+1) // the prompt is back: no call runs
 	typeIn("/tool\x03") // at the prompt it clears the line
 	typeIn("/status\r")
 	waitScreen("echo ", 1)
