@@ -32,7 +32,7 @@ func TestREPLOnATerminal(t *testing.T) {
 	typeIn("\x03") // Ctrl-C cancels the call, not the session
 	waitScreen("cancelled", 1)
 	waitScreen("yolop> ", prompts+1) // the prompt is back: no call runs
-	typeIn("/tool\x03") // at the prompt it clears the line
+	typeIn("/tool\x03")              // at the prompt it clears the line
 	typeIn("/status\r")
 	waitScreen("echo ", 1)
 	typeIn("\x04") // Ctrl-D on an empty line ends the session
