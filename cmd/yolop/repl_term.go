@@ -127,10 +127,6 @@ func (ti *termIO) Answer(ctx context.Context, prompt string, secret bool) (strin
 	// the read: the line typed so far is erased and entered empty
 	// (Ctrl-E, Ctrl-U, Enter), so the next line is a command again rather
 	// than a late answer no one reads.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ti.setAnswering(cancel)
-	defer ti.setAnswering(nil)
 	stop := context.AfterFunc(ctx, func() { ti.in.inject("\x05\x15\r") })
 	defer stop()
 	var line string

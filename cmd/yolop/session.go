@@ -418,6 +418,15 @@ func (r *repl) Ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAs
 	if r.ui != nil {
 		return r.ui.Ask(ctx, ext, p)
 	}
+	if r.term != nil {
+		// Ctrl-C from the moment the question shows cancels it, even
+		// before its read starts.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		r.term.setAnswering(cancel)
+		defer r.term.setAnswering(nil)
+	}
 	r.event("ask", map[string]any{"extension": ext, "prompt": p.Prompt, "secret": p.Secret, "options": p.Options}, harness.AskPrompt(ext, p))
 	var answer string
 	var ok bool
