@@ -44,6 +44,17 @@ type InitializeResult struct {
 // the server serves, which narrows the approved set.
 type ToolDecl struct {
 	Name string `json:"name"`
+	// InputSchema is the JSON Schema of the tool's arguments, as the
+	// server derived it from its handler's types, when it did (the Go
+	// SDK's typed tools). It is informative: the host clamps to the
+	// manifest's input_schema and never takes a schema from the server;
+	// `yolop ext doctor` fails a tool whose derived input schema disagrees
+	// with the manifest's. It and OutputSchema are optional members of the
+	// open capability_params vocabulary, added without a version bump.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema is the JSON Schema of the tool's structured result,
+	// derived the same way; informative only.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // PromptDecl is the prompt contribution in the handshake.
