@@ -82,6 +82,7 @@ See docs/authoring.md.`,
 	f.BoolVar(&o.Ask, "ask", false, "opt into ui/ask, with an ask helper")
 	f.BoolVar(&o.Config, "config", false, "a config_schema with one example field, handled on config/changed")
 	f.BoolVar(&o.Skills, "skills", false, "ship skills/<name>/SKILL.md, contributed read-only when enabled")
+	f.BoolVar(&o.SDK, "sdk", false, "python, typescript: write the server on the yolop SDK, vendored into lib/yolop-sdk (the default is one dependency-free file)")
 	f.StringVar(&o.CoreDir, "core", "", "go: build the SDK from this yolop checkout's core/ `dir` (default: the checkout the package is in, if any)")
 	f.StringVar(&o.CargoRegistry, "cargo-registry", "", "rust: a `dir` of crate sources to use instead of crates.io (e.g. /usr/share/cargo/registry)")
 	f.BoolVar(&noBuild, "no-build", false, "do not run the go or rust build steps")

@@ -45,18 +45,26 @@ func (sp *spec) render() ([]file, error) {
 	}
 	var steps []error
 	steps = append(steps, add("README.md", "README.md.tmpl", 0o644))
-	switch sp.Lang {
-	case Python:
+	switch {
+	case sp.SDK:
+		v := vendoredSDKs[sp.Lang]
+		steps = append(steps, add("bin/"+sp.Binary, v.template, 0o755))
+		vendored, err := v.files()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, vendored...)
+	case sp.Lang == Python:
 		steps = append(steps, add("bin/"+sp.Binary, "python/server.py.tmpl", 0o755))
-	case TypeScript:
+	case sp.Lang == TypeScript:
 		steps = append(steps, add("bin/"+sp.Binary, "typescript/server.js.tmpl", 0o755))
-	case Go:
+	case sp.Lang == Go:
 		steps = append(steps, add("main.go", "go/main.go.tmpl", 0o644), add(".gitignore", "go/gitignore.tmpl", 0o644))
 		files = append(files, file{path: "go.mod", data: sp.goMod(), mode: 0o644})
 		if sp.CoreReplace != "" {
 			files = append(files, file{path: "go.sum", data: sp.CoreSum, mode: 0o644})
 		}
-	case Rust:
+	case sp.Lang == Rust:
 		steps = append(steps, add("Cargo.toml", "rust/Cargo.toml.tmpl", 0o644), add("src/main.rs", "rust/main.rs.tmpl", 0o644),
 			add(".gitignore", "rust/gitignore.tmpl", 0o644))
 		if sp.CargoRegistry != "" {

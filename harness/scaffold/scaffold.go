@@ -67,6 +67,11 @@ type Options struct {
 	Config bool
 	// Skills ships skills/<name>/SKILL.md and declares skills.
 	Skills bool
+	// SDK (Python and TypeScript only) writes the server on the
+	// language's yolop SDK, vendored into the package (see [SDKDir]) so
+	// it installs and runs with no network, instead of the single-file,
+	// dependency-free server.
+	SDK bool
 
 	// CoreDir (Go only) is a checkout's core/ directory to build the SDK
 	// from: go.mod gets `replace yolop.dev/core => CoreDir` and the SDK's

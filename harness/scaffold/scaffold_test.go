@@ -252,6 +252,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"existing directory", func(o *Options) { o.Dir = filepath.Join(parent, "taken") }, ErrExists, "already exists"},
 		{"missing parent", func(o *Options) { o.Dir = filepath.Join(parent, "no", "such") }, ErrInvalidOptions, "does not exist"},
 		{"not a core checkout", func(o *Options) { o.Lang, o.CoreDir = Go, parent }, ErrInvalidOptions, "has no go.mod"},
+		{"sdk for go", func(o *Options) { o.Lang, o.SDK = Go, true }, ErrInvalidOptions, "--sdk is for"},
+		{"sdk for rust", func(o *Options) { o.Lang, o.SDK = Rust, true }, ErrInvalidOptions, "the rust template needs no vendored SDK"},
 		{"missing cargo registry", func(o *Options) { o.Lang, o.CargoRegistry = Rust, filepath.Join(parent, "nope") }, ErrInvalidOptions, "librust-serde-json-dev"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -53,6 +53,8 @@ type spec struct {
 	ConfigField         string
 	Skills              bool
 	SkillName           string
+	// SDK: the server is written on the vendored SDK (Python, TypeScript).
+	SDK bool
 	// Go: the replace target and the SDK's requirements.
 	CoreReplace  string
 	CoreRequires []string // "path version" of the SDK's own requirements
@@ -94,6 +96,12 @@ func newSpec(o Options) (*spec, error) {
 		Prompt:      o.Prompt, Dynamic: o.DynamicPrompt,
 		Status: o.Status, Ask: o.Ask, Config: o.Config, Skills: o.Skills,
 		ConfigField: ConfigField,
+	}
+	if o.SDK {
+		if _, ok := vendoredSDKs[o.Lang]; !ok {
+			return nil, fmt.Errorf("%w: --sdk is for %s; the %s template needs no vendored SDK", ErrInvalidOptions, strings.Join(sdkLangs(), " and "), o.Lang)
+		}
+		sp.SDK = true
 	}
 	funcs := map[string]string{} // generated function name → what it serves
 	claim := func(fn, what string) error {
