@@ -79,6 +79,8 @@ type tool struct {
 	name      string
 	streaming bool
 	h         ToolHandler
+	// The derived schemas the handshake's ToolDecl carries, if any.
+	inputSchema, outputSchema json.RawMessage
 }
 
 type hook struct {
@@ -178,24 +180,27 @@ func (s *Server) register(what string, f func()) {
 // Tool registers a tool. The server announces "tools" and lists name in
 // capability_params.tools. It panics if name is empty or already
 // registered.
-func (s *Server) Tool(name string, h ToolHandler) { s.addTool("Tool", name, false, h) }
+func (s *Server) Tool(name string, h ToolHandler) {
+	s.addTool(fmt.Sprintf("Tool(%q)", name), name, h, ToolOptions{})
+}
 
 // StreamingTool registers a tool that streams progress with
 // [ToolCall.Update] and [ToolCall.Progress]. The server also announces
 // "streaming".
 func (s *Server) StreamingTool(name string, h ToolHandler) {
-	s.addTool("StreamingTool", name, true, h)
+	s.addTool(fmt.Sprintf("StreamingTool(%q)", name), name, h, ToolOptions{Streaming: true})
 }
 
-func (s *Server) addTool(fn, name string, streaming bool, h ToolHandler) {
-	s.register(fmt.Sprintf("%s(%q)", fn, name), func() {
+func (s *Server) addTool(what, name string, h ToolHandler, o ToolOptions) {
+	s.register(what, func() {
 		if name == "" || h == nil {
-			panic(fmt.Sprintf("sdk: %s needs a name and a handler", fn))
+			panic(fmt.Sprintf("sdk: %s needs a name and a handler", what))
 		}
 		if _, dup := s.tools[name]; dup {
 			panic(fmt.Sprintf("sdk: tool %q is registered twice; tool names must be unique", name))
 		}
-		t := &tool{name: name, streaming: streaming, h: h}
+		t := &tool{name: name, streaming: o.Streaming, h: h,
+			inputSchema: schemaOption(what, "InputSchema", o.InputSchema), outputSchema: schemaOption(what, "OutputSchema", o.OutputSchema)}
 		s.tools[name] = t
 		s.toolOrder = append(s.toolOrder, t)
 	})
@@ -341,7 +346,7 @@ func (s *Server) freeze() {
 	}
 	tools := make([]yep.ToolDecl, len(s.toolOrder))
 	for i, t := range s.toolOrder {
-		tools[i] = yep.ToolDecl{Name: t.name}
+		tools[i] = yep.ToolDecl{Name: t.name, InputSchema: t.inputSchema, OutputSchema: t.outputSchema}
 		has[yep.CapStreaming] = has[yep.CapStreaming] || t.streaming
 	}
 	subs := make([]yep.HookSubscription, len(s.hooks))
