@@ -19,6 +19,7 @@ func (a *app) extCmd() *cobra.Command {
   remove <name>      uninstall and drop its settings entry
   doctor <name|path> spawn the server and grade it against the manifest
   replay <file> <dir|name>  play a recorded session's host side against a new build
+  validate-wire <file>  check a transcript's messages against the YEP schema
   info <name|path|crate>  everything it contributes, its approval and health
   search <term>      find extensions in the registry
   config             get, set or unset plain config fields
@@ -29,7 +30,7 @@ See docs/extensions.md for sources, consent, settings.toml and list output.`,
 	cmd.AddCommand(
 		a.extNewCmd(), a.extInstallCmd(), a.extListCmd(), a.extEnableCmd(), a.extDisableCmd(),
 		a.extUpdateCmd(), a.extRemoveCmd(),
-		a.extDoctorCmd(), a.extReplayCmd(), a.extPackCmd(), a.extSecretCmd(), a.extConfigCmd(), a.extSearchCmd(), a.extInfoCmd(),
+		a.extDoctorCmd(), a.extReplayCmd(), a.extValidateWireCmd(), a.extPackCmd(), a.extSecretCmd(), a.extConfigCmd(), a.extSearchCmd(), a.extInfoCmd(),
 	)
 	return cmd
 }

@@ -95,3 +95,31 @@ func TestReplayReportsADivergenceOfAPythonServer(t *testing.T) {
 		`want ← {"jsonrpc":"2.0","id":`, `"output":"HELLO!"`, `got  ← {"jsonrpc":"2.0","id":`, `"output":"HELLO?"`)
 	mustContain(t, "divergence", errOut, "yolop session --record "+file)
 }
+
+// validate-wire passes the dialogue goldens and fails a transcript with a
+// nonconforming message, naming its line and what is wrong.
+func TestValidateWire(t *testing.T) {
+	isolate(t)
+	goldens, err := filepath.Glob("../../schema/yep/v1/dialogues/*.txtar")
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("no goldens: %v", err)
+	}
+	out, errOut, code := cli(t, "", append([]string{"ext", "validate-wire"}, goldens...)...)
+	if code != 0 {
+		t.Fatalf("goldens: exit %d: %s\n%s", code, errOut, out)
+	}
+	mustContain(t, "goldens", out, "tool_call.txtar: 16 messages (7 host→server, 9 server→host) conform")
+
+	bad := filepath.Join(t.TempDir(), "bad.txtar")
+	if err := os.WriteFile(bad, []byte(`→ {"jsonrpc":"2.0","id":1,"method":"tool/call","params":{"tool_call_id":"c","name":"echo","args":{}}}
+← {"jsonrpc":"2.0","id":1,"result":{"output":5}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = cli(t, "", "ext", "validate-wire", bad)
+	if code != 1 {
+		t.Fatalf("bad transcript: exit %d, want 1: %s\n%s", code, errOut, out)
+	}
+	mustContain(t, "bad transcript", out, bad+":line 2: error: server→host response to tool/call: result at /output")
+	mustContain(t, "bad transcript", errOut, "1 file(s) hold messages that do not conform")
+}
