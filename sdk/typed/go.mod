@@ -1,0 +1,18 @@
+module yolop.dev/sdk/typed
+
+go 1.26.0
+
+require (
+	github.com/google/jsonschema-go v0.4.3
+	github.com/hashicorp/go-hclog v1.6.3
+	yolop.dev/core v0.0.0
+)
+
+require (
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
+	golang.org/x/sys v0.0.0-20220503163025-988cb79eb6c6 // indirect
+)
+
+replace yolop.dev/core => ../../core
