@@ -1,0 +1,3 @@
+module yolop.dev/sdk/python
+
+go 1.26
