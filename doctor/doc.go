@@ -14,7 +14,9 @@
 // A wire tap interposed on the transport validates every line in both
 // directions against the YEP schema (an embedded copy of
 // schema/yep/v1/schema.json, [SchemaJSON]). The doctor grades
-// protocol-version compatibility, the clamp, the prompt facet, one round
+// protocol-version compatibility, the clamp, the input schema a typed Go
+// tool derives from its types (handshake input_schema) against the
+// manifest's (they must agree, annotations aside), the prompt facet, one round
 // trip per tool with its example arguments, every other facet the
 // manifest declares (each command run once with its example or none, the
 // config pushed back as config/changed, each ui/ask the server sends

@@ -241,6 +241,7 @@ func RunGrant(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Opt
 	d.ext, _ = sess.Extension(g.Name)
 	if d.handshake(ctx) {
 		d.checkClamp()
+		d.checkTypedSchemas()
 		d.checkPrompt(ctx)
 		d.checkTools(ctx)
 		d.checkCommands(ctx)
