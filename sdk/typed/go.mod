@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/jsonschema-go v0.4.3
 	github.com/hashicorp/go-hclog v1.6.3
+	go.uber.org/goleak v1.3.0
 	yolop.dev/core v0.0.0
 )
 
