@@ -3,7 +3,9 @@
 // yolop extension protocol) for it.
 //
 // A [Server] is configured by registering handlers — [Server.Tool],
-// [Server.StreamingTool], [Server.OnHook], [Server.Prompt],
+// [Server.StreamingTool], [Server.ToolWith] (a tool with the input and
+// output schemas it derived, which the handshake carries; the
+// yolop.dev/sdk/typed module derives them from Go types), [Server.OnHook], [Server.Prompt],
 // [Server.DynamicPrompt], [Server.Command], [Server.MCPServer],
 // [Server.OnConfig], [Server.OnConfigChanged], [Server.OnTrace],
 // [Server.OnWorkspaceChanged] and [Server.Provider] (a model provider: an
