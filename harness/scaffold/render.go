@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"go/format"
 	"io/fs"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -60,9 +61,13 @@ func (sp *spec) render() ([]file, error) {
 		steps = append(steps, add("bin/"+sp.Binary, "typescript/server.js.tmpl", 0o755))
 	case sp.Lang == Go:
 		steps = append(steps, add("main.go", "go/main.go.tmpl", 0o644), add(".gitignore", "go/gitignore.tmpl", 0o644))
-		files = append(files, file{path: "go.mod", data: sp.goMod(), mode: 0o644})
-		if sp.CoreReplace != "" {
-			files = append(files, file{path: "go.sum", data: sp.CoreSum, mode: 0o644})
+		files = append(files, file{path: "go.mod", data: sp.goMod(), mode: 0o644}, file{path: "go.sum", data: sp.CoreSum, mode: 0o644})
+		if sp.CoreVendor {
+			vendored, err := coreFiles()
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, vendored...)
 		}
 	case sp.Lang == Rust:
 		steps = append(steps, add("Cargo.toml", "rust/Cargo.toml.tmpl", 0o644), add("src/main.rs", "rust/main.rs.tmpl", 0o644),
@@ -168,24 +173,24 @@ func (sp *spec) manifest() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// goMod renders go.mod: the SDK, with a replace to a checkout's core when
-// there is one.
+// goMod renders go.mod: the SDK, replaced with a checkout's core or the
+// copy under CoreVendorDir.
 func (sp *spec) goMod() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "module %s\n\ngo %s\n\n", sp.Binary, sp.GoDirective)
-	if sp.CoreReplace == "" {
-		fmt.Fprintf(&b, "require yolop.dev/core %s\n", SDKVersion)
-		return []byte(b.String())
-	}
-	b.WriteString("require yolop.dev/core v0.0.0\n")
+	fmt.Fprintf(&b, "module %s\n\ngo %s\n\nrequire yolop.dev/core v0.0.0\n", sp.Binary, sp.GoDirective)
 	if len(sp.CoreRequires) > 0 {
 		b.WriteString("\nrequire (\n")
-		for _, r := range sp.CoreRequires {
+		for _, r := range slices.Sorted(slices.Values(sp.CoreRequires)) { // as go mod tidy orders them
 			fmt.Fprintf(&b, "\t%s // indirect\n", r)
 		}
 		b.WriteString(")\n")
 	}
-	fmt.Fprintf(&b, "\n// The SDK from a yolop checkout; drop this line to use the published\n// module (then run go mod tidy).\nreplace yolop.dev/core => %s\n", sp.CoreReplace)
+	if sp.CoreVendor {
+		b.WriteString("\n// The SDK, yolop.dev/core, is not published: " + CoreVendorDir + " is the source\n// of it that the yolop which scaffolded this package was built from. To\n// upgrade, copy that directory from a package a newer yolop scaffolds,\n// then run: GOWORK=off go mod tidy\n")
+	} else {
+		b.WriteString("\n// The SDK from a yolop checkout.\n")
+	}
+	fmt.Fprintf(&b, "replace yolop.dev/core => %s\n", sp.CoreReplace)
 	return []byte(b.String())
 }
 

@@ -77,7 +77,8 @@ type Options struct {
 	// from: go.mod gets `replace yolop.dev/core => CoreDir` and the SDK's
 	// go.sum, so the package builds offline. Empty means the directory of
 	// the yolop checkout that Dir is inside, if it is inside one, and
-	// otherwise none: yolop.dev/core is then resolved by `go mod tidy`.
+	// otherwise the SDK built into this binary, written under
+	// [CoreVendorDir].
 	CoreDir string
 	// CargoRegistry (Rust only) is a directory of crate sources (a
 	// vendored registry, e.g. Debian's /usr/share/cargo/registry from
@@ -241,8 +242,6 @@ func (r *Result) RunBuild(ctx context.Context, out io.Writer) error {
 			switch {
 			case r.Lang == Rust && !slices.Contains(r.Files, ".cargo/config.toml"):
 				hint = "\nif this machine cannot reach crates.io, remove the package and scaffold it again with a directory source for serde_json (--cargo-registry /usr/share/cargo/registry, from Debian's librust-serde-json-dev)"
-			case r.Lang == Go && !slices.Contains(r.Files, "go.sum"):
-				hint = "\nif yolop.dev/core cannot be downloaded here, build the SDK from a yolop checkout: add `replace yolop.dev/core => <checkout>/core` to go.mod, or remove the package and scaffold it again with --core <checkout>/core"
 			}
 			return fmt.Errorf("%w: `%s` in %s: %w\n%s%s", ErrBuild, s, s.Dir, err, tail(buf.String(), 4000), hint)
 		}
@@ -269,8 +268,16 @@ func (r *Result) Next() []string {
 func (r *Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scaffolded extension %s (%s) in %s:\n", r.Name, r.Lang, r.Dir)
+	vendoredCore := 0
 	for _, f := range r.Files {
+		if strings.HasPrefix(f, CoreVendorDir+"/") {
+			vendoredCore++
+			continue
+		}
 		fmt.Fprintf(&b, "  %s\n", f)
+	}
+	if vendoredCore > 0 {
+		fmt.Fprintf(&b, "  %s/  (the Go SDK's source, %d files: this yolop's yolop.dev/core, which go.mod replaces the module with)\n", CoreVendorDir, vendoredCore)
 	}
 	b.WriteString("fill in (the rest speaks the protocol and needs no edits):\n")
 	for _, s := range r.Seams {

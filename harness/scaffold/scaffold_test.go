@@ -277,8 +277,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 
 // TestGoModuleReplaceFollowsTheCheckout: inside a yolop checkout the Go
 // package replaces yolop.dev/core with the checkout's core by a relative
-// path and carries its go.sum; outside one it requires the published
-// module and resolves it with go mod tidy.
+// path and carries its go.sum, with nothing vendored (outside one:
+// TestGoOutsideACheckoutVendorsTheCore).
 func TestGoModuleReplaceFollowsTheCheckout(t *testing.T) {
 	repo := t.TempDir()
 	os.WriteFile(filepath.Join(repo, "go.work"), []byte("go 1.26\n\nuse ./core\n"), 0o644)
@@ -305,19 +305,8 @@ func TestGoModuleReplaceFollowsTheCheckout(t *testing.T) {
 		t.Errorf("build = %v", r.Build)
 	}
 
-	r, err = New(Options{Name: "outside", Lang: Go, Tools: []string{"t"}, Dir: filepath.Join(t.TempDir(), "outside")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, _ = os.ReadFile(filepath.Join(r.Dir, "go.mod"))
-	if !strings.Contains(string(mod), "require yolop.dev/core "+SDKVersion+"\n") || strings.Contains(string(mod), "replace") {
-		t.Errorf("go.mod outside a checkout:\n%s", mod)
-	}
-	if _, err := os.Stat(filepath.Join(r.Dir, "go.sum")); err == nil {
-		t.Error("a go.sum outside a checkout")
-	}
-	if len(r.Build) != 2 || r.Build[0].String() != "GOWORK=off go mod tidy" {
-		t.Errorf("build = %v", r.Build)
+	if _, err := os.Stat(filepath.Join(r.Dir, CoreVendorDir)); err == nil {
+		t.Errorf("a package inside a checkout has a vendored %s", CoreVendorDir)
 	}
 }
 
@@ -361,7 +350,7 @@ func TestRunBuildReportsTheFailingStep(t *testing.T) {
 		t.Fatalf("output = %q", out.String())
 	}
 	// An offline failure names the way round it.
-	for lang, want := range map[string]string{Rust: "--cargo-registry /usr/share/cargo/registry", Go: "replace yolop.dev/core => <checkout>/core"} {
+	for lang, want := range map[string]string{Rust: "--cargo-registry /usr/share/cargo/registry"} {
 		off := &Result{Lang: lang, Build: []Step{{Dir: t.TempDir(), Args: []string{"sh", "-c", "exit 101"}}}}
 		if err := off.RunBuild(t.Context(), nil); !errors.Is(err, ErrBuild) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s build failure: %v; want a hint with %q", lang, err, want)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"yolop.dev/core"
 	"yolop.dev/core/skill"
 	"yolop.dev/core/yep"
 )
@@ -29,9 +31,13 @@ const DefaultHookMatcher = "bash"
 // Version is the version a scaffolded package starts at.
 const Version = "0.1.0"
 
-// SDKVersion is the yolop.dev/core release a Go package outside a yolop
-// checkout requires.
-const SDKVersion = "v0.1.0"
+// CoreVendorDir is the package-relative directory a Go package
+// scaffolded outside a yolop checkout (and with no [Options.CoreDir])
+// carries the SDK in: the source of yolop.dev/core this binary was built
+// from ([core.Source], without its tests), which go.mod replaces
+// yolop.dev/core with. The SDK is not published, so this is what lets the
+// package build with Go and the module proxy alone.
+const CoreVendorDir = "lib/yolop-core"
 
 // ConfigField is the optional config field a package scaffolded with
 // Options.Config declares.
@@ -55,8 +61,10 @@ type spec struct {
 	SkillName           string
 	// SDK: the server is written on the vendored SDK (Python, TypeScript).
 	SDK bool
-	// Go: the replace target and the SDK's requirements.
+	// Go: the replace target and the SDK's requirements; CoreVendor
+	// means the target is CoreVendorDir, written from core.Source.
 	CoreReplace  string
+	CoreVendor   bool
 	CoreRequires []string // "path version" of the SDK's own requirements
 	CoreSum      []byte
 	GoDirective  string
@@ -288,11 +296,7 @@ type buildStep struct {
 func (sp *spec) buildSteps() []buildStep {
 	switch sp.Lang {
 	case Go:
-		build := buildStep{args: []string{"go", "build", "-o", "bin/" + sp.Binary, "."}, env: []string{"GOWORK=off"}}
-		if sp.CoreReplace != "" {
-			return []buildStep{build}
-		}
-		return []buildStep{{args: []string{"go", "mod", "tidy"}, env: []string{"GOWORK=off"}}, build}
+		return []buildStep{{args: []string{"go", "build", "-o", "bin/" + sp.Binary, "."}, env: []string{"GOWORK=off"}}}
 	case Rust:
 		return []buildStep{{args: []string{"cargo", "install", "--path", ".", "--root", ".", "--no-track", "--quiet"}}}
 	}
@@ -300,46 +304,71 @@ func (sp *spec) buildSteps() []buildStep {
 }
 
 // resolveCore sets the Go SDK's replace target: explicit, or the core/ of
-// the yolop checkout holding dir. It reads that module's requirements and
-// go.sum so the package builds offline.
+// the yolop checkout holding dir, or else the SDK this binary carries
+// (core.Source), vendored under CoreVendorDir. It reads that module's
+// requirements and go.sum so the package builds with no tidying.
 func (sp *spec) resolveCore(explicit, dir string) error {
 	sp.GoDirective = "1.26"
-	core := explicit
+	src := explicit
 	rel := false
-	if core == "" {
-		core = findCheckoutCore(filepath.Dir(dir))
-		rel = core != ""
+	if src == "" {
+		src = findCheckoutCore(filepath.Dir(dir))
+		rel = src != ""
 	}
-	if core == "" {
-		return nil
+	var fsys fs.FS = core.Source
+	sp.CoreReplace, sp.CoreVendor = "./"+CoreVendorDir, true
+	where := "the SDK built into yolop"
+	if src != "" {
+		abs, err := filepath.Abs(src)
+		if err != nil {
+			return fmt.Errorf("scaffold %s: core directory: %w", sp.Name, err)
+		}
+		fsys, where = os.DirFS(abs), "core directory "+abs
+		sp.CoreReplace, sp.CoreVendor = abs, false
+		if rel {
+			if r, err := filepath.Rel(dir, abs); err == nil {
+				sp.CoreReplace = filepath.ToSlash(r)
+			}
+		}
 	}
-	core, err := filepath.Abs(core)
+	mod, err := fs.ReadFile(fsys, "go.mod")
 	if err != nil {
-		return fmt.Errorf("scaffold %s: core directory: %w", sp.Name, err)
+		return fmt.Errorf("%w: %s has no go.mod: %v", ErrInvalidOptions, where, err)
 	}
-	mod, err := os.ReadFile(filepath.Join(core, "go.mod"))
+	modPath, goLine, reqs := parseGoMod(mod)
+	if modPath != "yolop.dev/core" {
+		return fmt.Errorf("%w: %s holds module %q, not yolop.dev/core; point at the core/ directory of a yolop checkout", ErrInvalidOptions, where, modPath)
+	}
+	sum, err := fs.ReadFile(fsys, "go.sum")
 	if err != nil {
-		return fmt.Errorf("%w: core directory %s has no go.mod: %v", ErrInvalidOptions, core, err)
-	}
-	path, goLine, reqs := parseGoMod(mod)
-	if path != "yolop.dev/core" {
-		return fmt.Errorf("%w: %s holds module %q, not yolop.dev/core; point at the core/ directory of a yolop checkout", ErrInvalidOptions, core, path)
-	}
-	sum, err := os.ReadFile(filepath.Join(core, "go.sum"))
-	if err != nil {
-		return fmt.Errorf("%w: core directory %s has no go.sum: %v", ErrInvalidOptions, core, err)
+		return fmt.Errorf("%w: %s has no go.sum: %v", ErrInvalidOptions, where, err)
 	}
 	if goLine != "" {
 		sp.GoDirective = goLine
 	}
 	sp.CoreRequires, sp.CoreSum = reqs, sum
-	sp.CoreReplace = core
-	if rel {
-		if r, err := filepath.Rel(dir, core); err == nil {
-			sp.CoreReplace = filepath.ToSlash(r)
-		}
-	}
 	return nil
+}
+
+// coreFiles are the files of the vendored SDK: core.Source without its
+// tests, under CoreVendorDir.
+func coreFiles() ([]file, error) {
+	var out []file
+	err := fs.WalkDir(core.Source, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		b, err := fs.ReadFile(core.Source, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, file{path: path.Join(CoreVendorDir, p), data: b, mode: 0o644})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scaffold: the SDK built into yolop: %w", err)
+	}
+	return out, nil
 }
 
 // findCheckoutCore walks up from dir to a yolop checkout (a go.work beside

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"yolop.dev/doctor"
+	"yolop.dev/harness/scaffold"
+)
+
+// TestExtNewGoOutsideACheckout: run from an empty directory outside any
+// yolop checkout and given no --core, `yolop ext new --lang go` writes
+// the SDK the binary carries under lib/yolop-core, builds, and the
+// package installs and passes the doctor with zero edits: Go and the
+// module proxy are all it needs (yolop.dev/core is not published).
+func TestExtNewGoOutsideACheckout(t *testing.T) {
+	t.Parallel()
+	needTool(t, "go")
+	cfg, work := t.TempDir(), t.TempDir()
+	out := must(t, cfg, work, "ext", "new", "demo", "--lang", "go", "--tools", "hello")
+	for _, want := range []string{"scaffolded extension demo (go)", "handleToolHello", scaffold.CoreVendorDir + "/", "yolop ext doctor demo"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ext new output lacks %q:\n%s", want, out)
+		}
+	}
+	mod, err := os.ReadFile(filepath.Join(work, "demo", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mod), "replace yolop.dev/core => ./"+scaffold.CoreVendorDir+"\n") {
+		t.Errorf("go.mod does not replace the SDK with the vendored copy:\n%s", mod)
+	}
+	if _, err := os.Stat(filepath.Join(work, "demo", scaffold.CoreVendorDir, "sdk", "server.go")); err != nil {
+		t.Errorf("the vendored SDK: %v", err)
+	}
+
+	must(t, cfg, work, "ext", "install", "./demo", "--yes")
+	out, errOut, code := yolopProc(t, cfg, work, "", "ext", "doctor", "--json", "--timeout", slowMachine, "demo")
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK() || rep.Warnings != 0 {
+		t.Fatalf("doctor: exit %d (%v)\n%s\n%s", code, err, table(&rep), errOut)
+	}
+	check(t, &rep, doctor.GroupTool, "tool hello")
+}
