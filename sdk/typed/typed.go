@@ -203,7 +203,7 @@ func describe(err error) string {
 }
 
 // fieldPath turns a schema path such as /properties/a/items/properties/b
-// into a.[].b.
+// into a[].b.
 func fieldPath(ptr string) string {
 	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
 	var out []string
@@ -220,5 +220,5 @@ func fieldPath(ptr string) string {
 			out = append(out, p)
 		}
 	}
-	return strings.Join(out, ".")
+	return strings.ReplaceAll(strings.Join(out, "."), ".[]", "[]")
 }

@@ -195,7 +195,7 @@ func TestMismatchedArgumentsAreInvalidParams(t *testing.T) {
 		{`{"place":{"city":7}}`, `at place.city: type: 7 has type "integer", want "string"`},
 		{`{"place":{"city":"Oslo"},"days":"2"}`, `at days: type: 2 has type "string", want "integer"`},
 		{`{"place":{"city":"Oslo"},"days":1.5}`, `at days:`},
-		{`{"place":{"city":"Oslo"},"units":[1]}`, `at units.[]: type: 1 has type "integer", want "string"`},
+		{`{"place":{"city":"Oslo"},"units":[1]}`, `at units[]: type: 1 has type "integer", want "string"`},
 		{`{"place":{"city":"Oslo"},"Days":2}`, `"Days"`},
 		{`[1]`, `has type "array", want "object"`},
 	} {
