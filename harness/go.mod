@@ -19,6 +19,7 @@ require (
 	yolop.dev/internal v0.0.0
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/git v0.0.0
+	yolop.dev/sdk/python v0.0.0
 	yolop.dev/transport/stdio v0.0.0
 )
 
@@ -76,3 +77,5 @@ replace yolop.dev/internal => ../internal
 replace yolop.dev/doctor => ../doctor
 
 replace yolop.dev/agent => ../agent
+
+replace yolop.dev/sdk/python => ../sdk/python

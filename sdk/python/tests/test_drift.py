@@ -27,6 +27,7 @@ def full_server():
     s.on_config_changed(lambda c: False)
     s.on_trace(lambda e: None)
     s.on_workspace_changed(lambda r: None)
+    s.on_initialized(lambda: None)
     return s
 
 

@@ -63,7 +63,11 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(self.error(h.request("tool/call", [1, 2], record=False))["code"], -32602)
         self.assertEqual(self.result(self.call("init", None, extra_member=1))["output"], "s1 tools,telepathy,status")
         self.assertEqual(self.result(self.call("structured")), {"output": "two", "data": {"n": 2}})
-        self.assertEqual(self.result(self.call("seen"))["output"], "config {'k': 'v'}")
+        for _ in range(200):  # on_initialized runs on the events task
+            seen = self.result(self.call("seen"))["output"]
+            if seen.endswith("initialized"):
+                break
+        self.assertEqual(seen, "config {'k': 'v'};initialized")
         rid = h.request("shutdown", {})
         self.assertEqual(self.result(rid), {})
         self.assertEqual(self.error(self.call("init"))["code"], -32600)  # after shutdown
@@ -153,7 +157,7 @@ class ServerTest(unittest.TestCase):
         for t in ("turn.started", "tool.started", "turn.completed"):
             h.notify("trace/event", {"type": t, "session_id": "s", "future": 1})
         h.notify("workspace/changed", {"workspace_root": "/elsewhere"})
-        want = "config None;second saw rm safe=True matcher=*;second saw ls safe=None matcher=*;second saw rm safe=None matcher=*;trace turn.started;trace tool.started;trace turn.completed;workspace /elsewhere"
+        want = "config None;initialized;second saw rm safe=True matcher=*;second saw ls safe=None matcher=*;second saw rm safe=None matcher=*;trace turn.started;trace tool.started;trace turn.completed;workspace /elsewhere"
         # Events run on their own task: ask until they have all been seen.
         for _ in range(200):
             got = self.result(self.call("seen"))["output"]

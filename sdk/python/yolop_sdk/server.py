@@ -259,6 +259,7 @@ class Server:
         self._on_config_changed: Optional[Callable[[Any], Any]] = None
         self._on_trace: Optional[Callable[[TraceEventParams], Any]] = None
         self._on_workspace: Optional[Callable[[str], Any]] = None
+        self._on_initialized: Optional[Callable[[], Any]] = None
         self._frozen = False
         # Connection state.
         self._init: Optional[InitializeParams] = None
@@ -385,6 +386,14 @@ class Server:
         (workspace/changed), in order with the trace events."""
         self._check_open("on_workspace_changed")
         self._on_workspace = fn
+        return fn
+
+    def on_initialized(self, fn: Callable[[], Any]):
+        """Sets fn(), called once the host sends initialized (the handshake
+        is done and the host listens: a good moment for a first status), in
+        order with the trace events."""
+        self._check_open("on_initialized")
+        self._on_initialized = fn
         return fn
 
     # ---------------------------------------------------------------- handshake
@@ -691,7 +700,10 @@ class Server:
         if not isinstance(params, dict) or self._init is None:
             return
         assert self._events is not None
-        if method == _meta.METHOD_TRACE_EVENT and self._on_trace is not None:
+        if method == _meta.METHOD_INITIALIZED and self._on_initialized is not None:
+            fn = self._on_initialized
+            self._events.put_nowait((lambda _: fn(), None))
+        elif method == _meta.METHOD_TRACE_EVENT and self._on_trace is not None:
             if not isinstance(params.get("type"), str):
                 self.log("warn", "skipping a malformed trace/event")
                 return
