@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,19 +56,48 @@ func TestSourceEmbedsEveryPackage(t *testing.T) {
 		t.Fatal("found no Go source on disk; is the test running in core/?")
 	}
 
-	// Nothing but go.mod, go.sum and Go source, and no testdata.
+	// Nothing but go.mod, go.sum and Go source, and no testdata; and every
+	// embedded directory keeps a non-test .go file once the tests are left
+	// out (as the scaffold writes it), or its //go:embed pattern would match
+	// nothing in that copy and package core would not compile there.
+	nonTest := map[string]bool{}
 	err = fs.WalkDir(core.Source, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
+		}
+		if d.IsDir() {
+			if _, seen := nonTest[p]; !seen {
+				nonTest[p] = false
+			}
+			return nil
 		}
 		if p != "go.mod" && p != "go.sum" && !strings.HasSuffix(p, ".go") || strings.Contains("/"+p, "/testdata/") {
 			t.Errorf("core.Source holds %s: only go.mod, go.sum and the packages' .go files belong there", p)
+		}
+		if strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			nonTest[path.Dir(p)] = true
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	for dir, ok := range nonTest {
+		if !ok && hasFiles(dir) {
+			t.Errorf("core.Source's %s holds only tests: its pattern matches nothing once they are left out", dir)
+		}
+	}
+}
+
+// hasFiles reports whether dir in core.Source holds a file directly.
+func hasFiles(dir string) bool {
+	entries, _ := fs.ReadDir(core.Source, dir)
+	for _, e := range entries {
+		if !e.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // sameAsDisk fails unless the module file p is embedded and equal to the
