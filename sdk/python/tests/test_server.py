@@ -61,6 +61,14 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(err["code"], -32601)
         self.assertIn("some/future_method", err["message"])
         self.assertEqual(self.error(h.request("tool/call", [1, 2], record=False))["code"], -32602)
+        # The envelope: a missing "jsonrpc" is tolerated, a wrong one or a
+        # case variant of a member is an invalid request.
+        h.send({"id": 50, "method": "tool/call", "params": {"name": "init"}}, record=False)
+        self.assertEqual(self.result(50)["output"], "s1 tools,telepathy,status")
+        h.send({"jsonrpc": "1.0", "id": 51, "method": "tool/call", "params": {"name": "init"}}, record=False)
+        self.assertEqual(self.error(51)["code"], -32600)
+        h.send({"jsonrpc": "2.0", "id": 52, "method": "tool/call", "Params": {"name": "init"}}, record=False)
+        self.assertEqual(self.error(52)["code"], -32600)
         self.assertEqual(self.result(self.call("init", None, extra_member=1))["output"], "s1 tools,telepathy,status")
         self.assertEqual(self.result(self.call("structured")), {"output": "two", "data": {"n": 2}})
         for _ in range(200):  # on_initialized runs on the events task

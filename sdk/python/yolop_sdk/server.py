@@ -644,7 +644,7 @@ class Server:
             self.log("warn", "skipping a request whose id is not a string or an integer")
             return
         problem = None
-        if msg.get("jsonrpc") != "2.0":
+        if msg.get("jsonrpc", "2.0") != "2.0":  # a missing member is tolerated, as the Go SDK does
             problem = '"jsonrpc" must be "2.0"'
         elif not isinstance(method, str):
             problem = '"method" must be a string'
