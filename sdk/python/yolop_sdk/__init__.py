@@ -40,7 +40,12 @@ from .server import (
 
 __version__ = "0.1.0"
 
+HANDLED_METHODS = Server.HANDLED_METHODS
+"""The host-to-server methods the SDK answers (the drift guard checks them
+against meta.json)."""
+
 __all__ = [
+    "HANDLED_METHODS",
     "PROTOCOL_VERSION",
     "HookEvent",
     "NotAdvertisedError",

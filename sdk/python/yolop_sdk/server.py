@@ -129,12 +129,14 @@ class ToolCall:
         self.tracestate: str = _opt_str(params, "tracestate")
         self._server = server
         self._streaming = streaming
+        self._key = json.dumps(request_id)
 
     def update(self, output: str = "", data: Any = None) -> bool:
         """Streams a chunk of partial output as tool/update, delivered before
         the result. Raises NotDeclaredError when the tool was not registered
         with streaming=True; returns False (nothing sent) when the host did
-        not advertise "streaming", True once sent."""
+        not advertise "streaming" or has cancelled the call, True once
+        sent."""
         p: Dict[str, Any] = {}
         if output:
             p["output"] = str(output)
@@ -158,8 +160,8 @@ class ToolCall:
         caps = self._server._host_caps
         if caps is None:
             raise NotInitializedError("tool %s: tool/update before the handshake" % _q(self.name))
-        if _meta.CAP_STREAMING not in caps:
-            return False
+        if _meta.CAP_STREAMING not in caps or self._key in self._server._cancelled:
+            return False  # not streamed by this host, or the call is over (cancelled)
         msg: Dict[str, Any] = {"request_id": self.request_id}
         if self.id:
             msg["tool_call_id"] = self.id
