@@ -19,16 +19,20 @@ func (a *app) extNewCmd() *cobra.Command {
 		Use:   "new <name> --lang python|typescript|go|rust",
 		Short: "Scaffold an extension package that installs and passes doctor as written",
 		Long: `Write a new extension package in ./<name> (or --dir): plugin.json declaring
-exactly the facets asked for, a capability server whose only places to edit
-are its handle_* functions, a README, and skills/<name>/SKILL.md with
---skills. As written it installs and passes ` + "`yolop ext doctor`" + `; authoring
-comes down to filling in the handlers.
+exactly the facets asked for (one tool, hello, when none is), a capability
+server whose only places to edit are its handle_* functions, a README, and
+skills/<name>/SKILL.md with --skills. As written it installs and passes
+` + "`yolop ext doctor`" + `; authoring comes down to filling in the handlers.
 
-  python       one stdlib-only file, bin/yolop-extension-<name> (python3)
+  python       one stdlib-only file, bin/yolop-extension-<name> (python3);
+               with --sdk, a server on the Python SDK, vendored in lib/yolop-sdk
   typescript   one dependency-free Node.js file under bin/ (// @ts-check JS:
-               runs as is, type-checks with tsc --checkJs)
+               runs as is, type-checks with tsc --checkJs); with --sdk, a
+               server on the TypeScript SDK, vendored in lib/yolop-sdk
   go           a module on yolop.dev/core/sdk, built into bin/ (inside a yolop
-               checkout go.mod replaces the SDK with the checkout's core/)
+               checkout go.mod replaces the SDK with the checkout's core/;
+               elsewhere with the SDK this binary carries, written to
+               lib/yolop-core, so it builds with Go and the module proxy alone)
   rust         a serde_json-only crate, built into bin/ with cargo
 
 Go and Rust packages are built right away (--no-build skips it; the steps
@@ -45,7 +49,8 @@ Then:
   yolop ext enable <name>
 
 See docs/authoring.md.`,
-		Example: `  yolop ext new demo --lang python --tools hello
+		Example: `  yolop ext new demo --lang go
+  yolop ext new demo --lang python --tools hello --sdk
   yolop ext new guard --lang go --hooks pre_tool_use --skills
   yolop ext new counter --lang typescript --status --commands reset`,
 		Args: cobra.ExactArgs(1),
@@ -83,7 +88,7 @@ See docs/authoring.md.`,
 	f.BoolVar(&o.Config, "config", false, "a config_schema with one example field, handled on config/changed")
 	f.BoolVar(&o.Skills, "skills", false, "ship skills/<name>/SKILL.md, contributed read-only when enabled")
 	f.BoolVar(&o.SDK, "sdk", false, "python, typescript: write the server on the yolop SDK, vendored into lib/yolop-sdk (the default is one dependency-free file)")
-	f.StringVar(&o.CoreDir, "core", "", "go: build the SDK from this yolop checkout's core/ `dir` (default: the checkout the package is in, if any)")
+	f.StringVar(&o.CoreDir, "core", "", "go: build the SDK from this yolop checkout's core/ `dir` (default: the checkout the package is in, if any, else the SDK this binary carries, vendored into lib/yolop-core)")
 	f.StringVar(&o.CargoRegistry, "cargo-registry", "", "rust: a `dir` of crate sources to use instead of crates.io (e.g. /usr/share/cargo/registry)")
 	f.BoolVar(&noBuild, "no-build", false, "do not run the go or rust build steps")
 	f.BoolVar(&asJSON, "json", false, "print the result (files, seams, build steps) as JSON")

@@ -32,6 +32,10 @@ const (
 	Rust = "rust"
 )
 
+// DefaultTool is the tool a package gets when it is asked for nothing
+// else it could contribute.
+const DefaultTool = "hello"
+
 // Langs lists the languages, in the order help text shows them.
 var Langs = []string{Python, TypeScript, Go, Rust}
 
@@ -48,6 +52,8 @@ type Options struct {
 	Dir string
 	// Tools are tool names; each gets a manifest entry with an input
 	// schema and "example" arguments (so doctor calls it), and a handler.
+	// With no tools, hooks, commands or prompt asked for, the package gets
+	// one tool, [DefaultTool].
 	Tools []string
 	// Hooks are subscriptions: "<event>" (pre_tool_use or post_tool_use,
 	// on tools named "bash") or "<event>:<glob>" for another matcher.

@@ -247,7 +247,6 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"bad command name", func(o *Options) { o.Commands = []string{"Go!"} }, ErrInvalidName, `command name "Go!"`},
 		{"commands that share a handler", func(o *Options) { o.Commands = []string{"a-b", "a_b"} }, ErrInvalidOptions, "handle_command_a_b"},
 		{"hook twice", func(o *Options) { o.Hooks = []string{"pre_tool_use", "pre_tool_use:bash"} }, ErrInvalidOptions, "named twice"},
-		{"nothing to contribute", func(o *Options) { o.Tools = nil }, ErrInvalidOptions, "would contribute nothing"},
 		{"core for python", func(o *Options) { o.CoreDir = parent }, ErrInvalidOptions, "--lang go only"},
 		{"existing directory", func(o *Options) { o.Dir = filepath.Join(parent, "taken") }, ErrExists, "already exists"},
 		{"missing parent", func(o *Options) { o.Dir = filepath.Join(parent, "no", "such") }, ErrInvalidOptions, "does not exist"},
@@ -359,5 +358,34 @@ func TestRunBuildReportsTheFailingStep(t *testing.T) {
 	r.Build[0].Args = []string{"no-such-build-tool-xyz"}
 	if err := r.RunBuild(t.Context(), nil); !errors.Is(err, ErrBuild) || !strings.Contains(err.Error(), "not installed or not on PATH") {
 		t.Fatalf("a missing tool: %v", err)
+	}
+}
+
+// TestNothingAskedGetsTheDefaultTool: a package asked for no facet gets
+// the hello tool (a first `yolop ext new demo --lang python` works), with
+// its manifest entry, example and seam; an ask or status opt-in alone
+// contributes nothing either, so it gets the tool too.
+func TestNothingAskedGetsTheDefaultTool(t *testing.T) {
+	for _, o := range []Options{{Lang: Python}, {Lang: TypeScript, Status: true}, {Lang: Python, Ask: true, Config: true}} {
+		o.Name = "demo"
+		o.Dir = filepath.Join(t.TempDir(), "demo")
+		r, err := New(o)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		checkManifest(t, r, Options{Name: "demo", Lang: o.Lang, Tools: []string{DefaultTool}, Status: o.Status, Ask: o.Ask, Config: o.Config})
+		if len(r.Seams) == 0 || r.Seams[0].Func != "handle_tool_hello" {
+			t.Errorf("%+v: seams %+v, want handle_tool_hello first", o, r.Seams)
+		}
+	}
+	// A hook alone contributes: no tool is added.
+	r, err := New(Options{Name: "guard", Lang: Python, Hooks: []string{"pre_tool_use"}, Dir: filepath.Join(t.TempDir(), "guard")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Seams {
+		if strings.HasPrefix(s.Func, "handle_tool_") {
+			t.Errorf("a hook-only package got a tool seam %s", s.Func)
+		}
 	}
 }

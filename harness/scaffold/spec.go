@@ -120,6 +120,11 @@ func newSpec(o Options) (*spec, error) {
 		return nil
 	}
 
+	if len(o.Tools) == 0 && len(o.Hooks) == 0 && len(o.Commands) == 0 && !o.Prompt && !o.DynamicPrompt {
+		// A package must contribute something; asked for nothing, it
+		// gets the one tool a first extension wants to see working.
+		o.Tools = []string{DefaultTool}
+	}
 	for _, name := range o.Tools {
 		if !toolRE.MatchString(name) {
 			return nil, fmt.Errorf("%w: tool name %q: want a letter or '_' then letters, digits or '_', at most 64", ErrInvalidName, name)
@@ -193,9 +198,6 @@ func newSpec(o Options) (*spec, error) {
 	}
 	if o.CargoRegistry != "" && o.Lang != Rust {
 		return nil, fmt.Errorf("%w: a cargo registry is for --lang rust only", ErrInvalidOptions)
-	}
-	if len(sp.Tools) == 0 && len(sp.Hooks) == 0 && len(sp.Commands) == 0 && !sp.Prompt && !sp.Dynamic {
-		return nil, fmt.Errorf("%w: extension %s would contribute nothing; ask for at least one of tools, hooks, commands, a prompt or a dynamic prompt", ErrInvalidOptions, o.Name)
 	}
 	return sp, nil
 }
