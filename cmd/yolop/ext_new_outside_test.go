@@ -20,7 +20,7 @@ func TestExtNewGoOutsideACheckout(t *testing.T) {
 	t.Parallel()
 	needTool(t, "go")
 	cfg, work := t.TempDir(), t.TempDir()
-	out := must(t, cfg, work, "ext", "new", "demo", "--lang", "go", "--tools", "hello")
+	out := must(t, cfg, work, "ext", "new", "demo", "--lang", "go") // the literal first command: no facet asked, the hello tool
 	for _, want := range []string{"scaffolded extension demo (go)", "handleToolHello", scaffold.CoreVendorDir + "/", "yolop ext doctor demo"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ext new output lacks %q:\n%s", want, out)
