@@ -23,6 +23,8 @@ import {
   MIN_PROTOCOL_VERSION,
   DEFAULT_MAX_MESSAGE_BYTES,
   CAPABILITIES,
+  Capability,
+  ENUMS,
   ErrorCode,
   Method,
 } from "./generated/meta.js";
@@ -100,7 +102,8 @@ export const HANDLED_METHODS = Object.freeze([
   Method.Exit,
 ]);
 
-const LEVELS = ["trace", "debug", "info", "warn", "error"];
+/** @type {readonly string[]} */
+const LEVELS = ENUMS["LogParams.level"];
 
 /**
  * @param {string} s
@@ -191,7 +194,7 @@ export class Server {
     /** @type {Function | null} */
     this._onWorkspace = null;
     this._frozen = false;
-    /** @type {{params: InitializeParams, streaming: boolean, status: boolean, uiAsk: boolean, log: boolean} | null} */
+    /** What the handshake settled: the params and the capabilities the host advertised. @type {{params: InitializeParams, host: Set<string>} | null} */
     this._session = null;
     this._shutdown = false;
     /** @type {((line: string) => void) | null} */
@@ -261,7 +264,7 @@ export class Server {
    * @param {string} text
    */
   prompt(text) {
-    this._register("prompt");
+    this._register("prompt()");
     this._staticPrompt = text;
     this._hasPrompt = true;
     return this;
@@ -363,48 +366,45 @@ export class Server {
   capabilities() {
     /** @type {Record<string, boolean>} */
     const has = {
-      cancel: true,
-      dynamic_prompt: this._dynamicPrompt !== null,
-      trace: this._onTrace !== null,
-      config: this._onConfigChanged !== null,
-      status: this.info.status,
-      ui_ask: this.info.uiAsk,
-      log: this.info.log,
+      [Capability.Cancel]: true,
+      [Capability.DynamicPrompt]: this._dynamicPrompt !== null,
+      [Capability.Trace]: this._onTrace !== null,
+      [Capability.Config]: this._onConfigChanged !== null,
+      [Capability.Status]: this.info.status,
+      [Capability.UiAsk]: this.info.uiAsk,
+      [Capability.Log]: this.info.log,
     };
     /** @type {Record<string, unknown>} */
     const params = {};
+    /** @param {string} token @param {boolean} present @param {() => unknown} value */
+    const contribute = (token, present, value) => {
+      if (!present) return;
+      has[token] = true;
+      params[token] = value();
+    };
     const tools = [...this._tools.values()];
-    if (tools.length > 0) {
-      has.tools = true;
-      has.streaming = tools.some((t) => t.streaming);
-      params.tools = tools.map((t) => ({ name: t.name }));
-    }
-    if (this._hooks.length > 0) {
-      has.hooks = true;
-      params.hooks = this._hooks.map((h) => {
+    has[Capability.Streaming] = tools.some((t) => t.streaming);
+    contribute(Capability.Tools, tools.length > 0, () => tools.map((t) => ({ name: t.name })));
+    contribute(Capability.Hooks, this._hooks.length > 0, () =>
+      this._hooks.map((h) => {
         /** @type {Record<string, unknown>} */
         const sub = { event: h.event, matcher: h.matcher };
         if (h.timeoutMs) sub.timeout_ms = h.timeoutMs;
         if (h.onError) sub.on_error = h.onError;
         return sub;
-      });
-    }
-    if (this._hasPrompt) {
-      has.prompt = true;
+      }),
+    );
+    contribute(Capability.Prompt, this._hasPrompt, () => {
       /** @type {Record<string, unknown>} */
       const p = {};
       if (this._staticPrompt) p.static = this._staticPrompt;
       if (this._dynamicPrompt) p.dynamic = true;
-      params.prompt = p;
-    }
-    if (this._commands.size > 0) {
-      has.commands = true;
-      params.commands = [...this._commands.values()].map((c) => (c.description ? { name: c.name, description: c.description } : { name: c.name }));
-    }
-    if (this._mcpServers.length > 0) {
-      has.mcp_servers = true;
-      params.mcp_servers = this._mcpServers;
-    }
+      return p;
+    });
+    contribute(Capability.Commands, this._commands.size > 0, () =>
+      [...this._commands.values()].map((c) => (c.description ? { name: c.name, description: c.description } : { name: c.name })),
+    );
+    contribute(Capability.McpServers, this._mcpServers.length > 0, () => this._mcpServers);
     const capabilities = CAPABILITIES.filter((t) => has[t]);
     const keys = Object.keys(params).sort(); // as Go encodes a map
     if (keys.length === 0) return { capabilities };
@@ -669,13 +669,7 @@ export class Server {
         }
       }
       const host = Array.isArray(p.capabilities) ? p.capabilities : [];
-      this._session = {
-        params: p,
-        streaming: host.includes("streaming"),
-        status: host.includes("status"),
-        uiAsk: host.includes("ui_ask"),
-        log: host.includes("log"),
-      };
+      this._session = { params: p, host: new Set(host.filter((c) => typeof c === "string")) };
       /** @type {Record<string, unknown>} */
       const res = { protocol_version: `${v.major}.${v.minor}` };
       if (this.info.name) res.name = this.info.name;
@@ -822,13 +816,13 @@ export class Server {
    * @param {string} method
    * @param {boolean} declared
    * @param {string} field
-   * @param {"status"|"uiAsk"|"log"|"streaming"} hostCap
+   * @param {string} token the capability the host must have advertised
    */
-  _gate(fn, method, declared, field, hostCap) {
+  _gate(fn, method, declared, field, token) {
     const name = JSON.stringify(this.info.name);
     if (!declared) throw new SDKError("not_declared", `extension ${name}: ${fn}: ${method} is not declared by this server: set ${field} in the Server info (and declare it in the manifest)`);
     if (!this._session) throw new SDKError("not_initialized", `extension ${name}: ${fn}: the initialize handshake has not completed; call it from a handler or after onConfig`);
-    if (!this._session[hostCap]) throw new SDKError("not_advertised", `extension ${name}: ${fn}: ${method} is not advertised by the host (it has no surface for it in this mode); carry on without it`);
+    if (!this._session.host.has(token)) throw new SDKError("not_advertised", `extension ${name}: ${fn}: ${method} is not advertised by the host (it has no surface for it in this mode); carry on without it`);
   }
 
   /**
@@ -838,7 +832,7 @@ export class Server {
    * @param {string} text
    */
   status(text) {
-    this._gate("status", Method.StatusChanged, this.info.status, "status: true", "status");
+    this._gate("status()", Method.StatusChanged, this.info.status, "status: true", Capability.Status);
     this._send({ jsonrpc: "2.0", method: Method.StatusChanged, params: { text: String(text) } });
   }
 
@@ -853,7 +847,7 @@ export class Server {
    * @returns {Promise<UIAskResult>}
    */
   async ask(question, opts = {}) {
-    this._gate("ask", Method.UiAsk, this.info.uiAsk, "uiAsk: true", "uiAsk");
+    this._gate("ask()", Method.UiAsk, this.info.uiAsk, "uiAsk: true", Capability.UiAsk);
     /** @type {Record<string, unknown>} */
     const q = { prompt: question.prompt };
     if (question.placeholder) q.placeholder = question.placeholder;
@@ -907,7 +901,7 @@ export class Server {
    */
   log(level, message, fields) {
     const lvl = LEVELS.includes(level) ? level : "info";
-    if (this._session && this.info.log && this._session.log) {
+    if (this._session && this.info.log && this._session.host.has(Capability.Log)) {
       /** @type {Record<string, unknown>} */
       const p = { level: lvl, message: String(message) };
       if (fields && Object.keys(fields).length > 0) {
@@ -982,7 +976,7 @@ export class ToolCall {
     const s = this._server;
     if (!this._streaming) throw new SDKError("not_declared", `tool ${JSON.stringify(this.name)}: tool/update is not declared by this server: register the tool with {streaming: true}`);
     if (!s._session) throw new SDKError("not_initialized", `tool ${JSON.stringify(this.name)}: tool/update: the initialize handshake has not completed`);
-    if (!s._session.streaming) throw new SDKError("not_advertised", `tool ${JSON.stringify(this.name)}: tool/update is not advertised by the host`);
+    if (!s._session.host.has(Capability.Streaming)) throw new SDKError("not_advertised", `tool ${JSON.stringify(this.name)}: tool/update is not advertised by the host`);
     if (this.signal.aborted) return; // the call is over; its result is the cancelled error
     /** @type {Record<string, unknown>} */
     const params = { request_id: this.requestId };
