@@ -1,0 +1,3 @@
+module yolop.dev/sdk/typescript
+
+go 1.26
