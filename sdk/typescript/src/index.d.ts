@@ -81,12 +81,13 @@ export declare class ToolCall<A = any> {
   readonly signal: AbortSignal;
   /**
    * Streams partial output as tool/update (request_id and tool_call_id
-   * filled in). Throws an SDKError when the tool is not streaming or the
-   * host did not advertise "streaming".
+   * filled in). Returns false, sending nothing, when the host did not
+   * advertise "streaming" or the call was cancelled; throws an SDKError
+   * when the tool was registered without {streaming: true}.
    */
-  update(output: string): void;
-  /** Reports progress as tool/update; total 0 means unknown. */
-  progress(current: number, total?: number, message?: string): void;
+  update(output: string): boolean;
+  /** Reports progress as tool/update, as update() does; total 0 means unknown. */
+  progress(current: number, total?: number, message?: string): boolean;
 }
 
 /** One hook firing. */
@@ -199,8 +200,12 @@ export declare class Server {
   init(): InitializeParams | undefined;
   /** Serves one connection (stdio by default) until exit or end of input. */
   serve(opts?: ServeOptions): Promise<void>;
-  /** Sets (or with "" clears) the status text; throws an SDKError when not permitted. */
-  status(text: string): void;
+  /**
+   * Sets (or with "" clears) the status text. Returns false, sending
+   * nothing, when the host did not advertise "status"; throws an SDKError
+   * when info.status is not set or before the handshake.
+   */
+  status(text: string): boolean;
   /** Asks the user a question through the host. */
   ask(question: UIAskParams, opts?: { signal?: AbortSignal }): Promise<UIAskResult>;
   /** A structured log line: to the host when permitted, else stderr. */

@@ -818,6 +818,24 @@ export class Server {
    * @param {string} field
    * @param {string} token the capability the host must have advertised
    */
+  _permitted(fn, method, declared, field, token) {
+    try {
+      this._gate(fn, method, declared, field, token);
+      return true;
+    } catch (e) {
+      if (e instanceof SDKError && e.code === "not_advertised") return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Throws an SDKError unless a server-to-host method may be sent.
+   * @param {string} fn
+   * @param {string} method
+   * @param {boolean} declared
+   * @param {string} field
+   * @param {string} token the capability the host must have advertised
+   */
   _gate(fn, method, declared, field, token) {
     const name = JSON.stringify(this.info.name);
     if (!declared) throw new SDKError("not_declared", `extension ${name}: ${fn}: ${method} is not declared by this server: set ${field} in the Server info (and declare it in the manifest)`);
@@ -827,13 +845,17 @@ export class Server {
 
   /**
    * Sets the extension's status text in the host's status bar; "" clears
-   * it. Needs info.status and a host that advertised "status"; otherwise it
-   * throws an SDKError and sends nothing.
+   * it. Returns true when sent, and false when the host did not advertise
+   * "status" (it has no status bar in this mode; carry on without it).
+   * Throws an SDKError when info.status is not set (not_declared) or
+   * before the handshake (not_initialized).
    * @param {string} text
+   * @returns {boolean}
    */
   status(text) {
-    this._gate("status()", Method.StatusChanged, this.info.status, "status: true", Capability.Status);
+    if (!this._permitted("status()", Method.StatusChanged, this.info.status, "status: true", Capability.Status)) return false;
     this._send({ jsonrpc: "2.0", method: Method.StatusChanged, params: { text: String(text) } });
+    return true;
   }
 
   /**
@@ -947,13 +969,16 @@ export class ToolCall {
   }
 
   /**
-   * Streams a chunk of partial output as tool/update. Throws an SDKError
-   * when the tool is not streaming (not_declared) or the host did not
-   * advertise "streaming" (not_advertised; nothing is sent).
+   * Streams a chunk of partial output as tool/update, correlated by
+   * request_id and tool_call_id. Returns true when sent, false when the
+   * host did not advertise "streaming" or the call was cancelled (nothing
+   * is sent; carry on). Throws an SDKError when the tool was registered
+   * without {streaming: true} (not_declared).
    * @param {string} output
+   * @returns {boolean}
    */
   update(output) {
-    this._send({ output: String(output) });
+    return this._send({ output: String(output) });
   }
 
   /**
@@ -962,26 +987,28 @@ export class ToolCall {
    * @param {number} current
    * @param {number} [total]
    * @param {string} [message]
+   * @returns {boolean}
    */
   progress(current, total = 0, message = "") {
     /** @type {Record<string, unknown>} */
     const pr = { current };
     if (total) pr.total = total;
     if (message) pr.message = message;
-    this._send({ progress: pr });
+    return this._send({ progress: pr });
   }
 
-  /** @param {Record<string, unknown>} body */
+  /** @param {Record<string, unknown>} body @returns {boolean} */
   _send(body) {
     const s = this._server;
     if (!this._streaming) throw new SDKError("not_declared", `tool ${JSON.stringify(this.name)}: tool/update is not declared by this server: register the tool with {streaming: true}`);
     if (!s._session) throw new SDKError("not_initialized", `tool ${JSON.stringify(this.name)}: tool/update: the initialize handshake has not completed`);
-    if (!s._session.host.has(Capability.Streaming)) throw new SDKError("not_advertised", `tool ${JSON.stringify(this.name)}: tool/update is not advertised by the host`);
-    if (this.signal.aborted) return; // the call is over; its result is the cancelled error
+    if (!s._session.host.has(Capability.Streaming)) return false; // the host shows no progress in this mode
+    if (this.signal.aborted) return false; // the call is over; its result is the cancelled error
     /** @type {Record<string, unknown>} */
     const params = { request_id: this.requestId };
     if (this.id) params.tool_call_id = this.id;
     s._send({ jsonrpc: "2.0", method: Method.ToolUpdate, params: { ...params, ...body } });
+    return true;
   }
 }
 
