@@ -20,6 +20,7 @@ require (
 	yolop.dev/packaging v0.0.0
 	yolop.dev/registry/git v0.0.0
 	yolop.dev/sdk/python v0.0.0
+	yolop.dev/sdk/typescript v0.0.0
 	yolop.dev/transport/stdio v0.0.0
 )
 
@@ -79,3 +80,5 @@ replace yolop.dev/doctor => ../doctor
 replace yolop.dev/agent => ../agent
 
 replace yolop.dev/sdk/python => ../sdk/python
+
+replace yolop.dev/sdk/typescript => ../sdk/typescript

@@ -187,13 +187,15 @@ export declare class Server {
   /** Declares an MCP server; announces "mcp_servers". */
   mcpServer(decl: MCPServerDecl): this;
   /** Called with initialize.config during the handshake; throwing refuses it. */
-  onConfig<C = any>(fn: (config: C | undefined) => void | Promise<void>): this;
+  onConfig<C = any>(fn: (config: C | undefined) => unknown): this;
   /** Handles config/changed: return true when a restart is needed; announces "config". */
   onConfigChanged<C = any>(fn: (config: C, ctx: CallContext) => boolean | void | Promise<boolean | void>): this;
   /** Receives trace/event notifications in order; announces "trace". */
   onTrace(fn: (event: TraceEventParams) => void | Promise<void>): this;
   /** Called when the host repoints the workspace root. */
   onWorkspaceChanged(fn: (root: string) => void | Promise<void>): this;
+  /** Called when the host sends initialized: the handshake is complete. */
+  onInitialized(fn: () => void | Promise<void>): this;
   /** What the handshake will announce, from what is registered. */
   capabilities(): { capabilities: string[]; capability_params?: Record<string, unknown> };
   /** The initialize params, once the handshake completed. */

@@ -193,6 +193,8 @@ export class Server {
     this._onTrace = null;
     /** @type {Function | null} */
     this._onWorkspace = null;
+    /** @type {Function | null} */
+    this._onInitialized = null;
     this._frozen = false;
     /** What the handshake settled: the params and the capabilities the host advertised. @type {{params: InitializeParams, host: Set<string>} | null} */
     this._session = null;
@@ -355,6 +357,18 @@ export class Server {
   onWorkspaceChanged(fn) {
     this._register("onWorkspaceChanged");
     this._onWorkspace = fn;
+    return this;
+  }
+
+  /**
+   * Sets the function called when the host sends initialized: the
+   * handshake is complete and the host is listening (e.g. set the first
+   * status here). It runs in order with trace and workspace callbacks.
+   * @param {() => void | Promise<void>} fn
+   */
+  onInitialized(fn) {
+    this._register("onInitialized");
+    this._onInitialized = fn;
     return this;
   }
 
@@ -547,8 +561,11 @@ export class Server {
       case Method.Exit:
         this._finish?.();
         return;
-      case Method.Initialized:
+      case Method.Initialized: {
+        const fn = this._onInitialized;
+        if (fn && this._session) this._queue(() => fn());
         return;
+      }
       case Method.TraceEvent: {
         const fn = this._onTrace;
         if (!fn || !this._session || !isObject(params)) return;

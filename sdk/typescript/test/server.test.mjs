@@ -89,7 +89,7 @@ test("after shutdown only shutdown is served; exit ends serve()", async (t) => {
   assert.equal(late.error.code, -32600);
   h.notify("exit");
   assert.equal(await h.exited, 0);
-  assert.equal(readFileSync(events, "utf8"), "served\n");
+  assert.equal(readFileSync(events, "utf8"), "initialized\nserved\n");
 });
 
 test("end of input ends serve() too", async (t) => {
@@ -98,7 +98,7 @@ test("end of input ends serve() too", async (t) => {
   await h.initialize();
   h.proc.stdin.end();
   assert.equal(await h.exited, 0);
-  assert.equal(readFileSync(events, "utf8"), "served\n");
+  assert.equal(readFileSync(events, "utf8"), "initialized\nserved\n");
 });
 
 test("tool results: a string, a full result, a thrown Error is is_error, a YepError is a protocol error, an unknown tool -32602", async (t) => {
@@ -222,7 +222,7 @@ test("onConfig refusing the config fails initialize with -32602", async (t) => {
   assert.match(res.error.message, /config rejected: reject is set/);
 });
 
-test("trace/event and workspace/changed reach their callbacks in arrival order, before serve() returns", async (t) => {
+test("initialized, trace/event and workspace/changed reach their callbacks in arrival order, before serve() returns", async (t) => {
   const events = join(tempDir(), "events");
   const h = start(t, { EVENTS_FILE: events });
   await h.initialize();
@@ -230,7 +230,7 @@ test("trace/event and workspace/changed reach their callbacks in arrival order, 
   h.notify("workspace/changed", { workspace_root: "/other" });
   h.notify("trace/event", { type: "turn.completed", session_id: "s1", turn_id: "1" });
   await h.close();
-  assert.equal(readFileSync(events, "utf8"), "trace slow\nworkspace /other\ntrace turn.completed\nserved\n");
+  assert.equal(readFileSync(events, "utf8"), "initialized\ntrace slow\nworkspace /other\ntrace turn.completed\nserved\n");
 });
 
 test("status/changed is sent when declared and advertised, not sent otherwise", async (t) => {
