@@ -29,6 +29,8 @@ import {
   Method,
 } from "./generated/meta.js";
 
+import { StringDecoder } from "node:string_decoder";
+
 export * from "./generated/meta.js";
 
 /**
@@ -460,6 +462,7 @@ export class Server {
         input.off("data", onData);
         input.off("end", finish);
         input.off("close", finish);
+        output.off("error", finish);
         for (const ac of this._incoming.values()) ac.abort(CANCELLED);
         for (const p of this._pending.values()) p.reject(new Error("sdk: the connection ended"));
         this._pending.clear();
@@ -472,22 +475,28 @@ export class Server {
       };
       this._finish = finish;
       /** @param {Buffer | string} chunk */
+      const decoder = new StringDecoder("utf8"); // a character split across chunks stays whole
+      let skipping = false; // inside an oversized line, until its newline
+      /** @param {Buffer | string} chunk */
       const onData = (chunk) => {
-        buf += typeof chunk === "string" ? chunk : chunk.toString("utf8");
+        buf += typeof chunk === "string" ? chunk : decoder.write(chunk);
         let nl;
         while (!done && (nl = buf.indexOf("\n")) >= 0) {
           const line = buf.slice(0, nl);
           buf = buf.slice(nl + 1);
-          this._receive(line, maxBytes);
+          if (skipping) skipping = false;
+          else this._receive(line, maxBytes);
         }
-        if (!done && Buffer.byteLength(buf) > maxBytes) {
+        if (!done && !skipping && Buffer.byteLength(buf) > maxBytes) {
           this._tooLarge(buf, maxBytes);
-          buf = "";
+          skipping = true;
         }
+        if (skipping) buf = "";
       };
       input.on("data", onData);
       input.on("end", finish);
       input.on("close", finish);
+      output.on("error", finish); // the host went away (EPIPE): nothing more can be said
     });
   }
 

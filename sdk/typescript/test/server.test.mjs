@@ -305,6 +305,16 @@ test("a line that is not JSON or not an object is skipped and the server carries
   await h.close();
 });
 
+test("a message over the size limit is answered -32001 when it is a request, and the server carries on", async (t) => {
+  const h = start(t, { MAX_MESSAGE_BYTES: "4096" });
+  await h.initialize();
+  const id = h.request("tool/call", { name: "echo", args: { text: "x".repeat(8192) } });
+  const res = await h.next((m) => m.id === id);
+  assert.deepEqual(res.error, { code: -32001, message: "message exceeds 4096 bytes" });
+  assert.deepEqual((await h.call("tool/call", { name: "echo", args: { text: "small" } })).result, { output: "small" });
+  await h.close();
+});
+
 test("every message of every dialogue above validates against schema.json (yolop ext validate-wire)", () => {
   assert.ok(recorded >= 15, `recorded ${recorded} dialogues`);
   try {
