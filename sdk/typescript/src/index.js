@@ -474,7 +474,6 @@ export class Server {
         this._events.then(() => resolve());
       };
       this._finish = finish;
-      /** @param {Buffer | string} chunk */
       const decoder = new StringDecoder("utf8"); // a character split across chunks stays whole
       let skipping = false; // inside an oversized line, until its newline
       /** @param {Buffer | string} chunk */
