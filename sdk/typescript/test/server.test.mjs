@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Host, fixture, tempDir, yolop } from "./helpers.mjs";
 
@@ -313,6 +313,27 @@ test("a message over the size limit is answered -32001 when it is a request, and
   assert.deepEqual(res.error, { code: -32001, message: "message exceeds 4096 bytes" });
   assert.deepEqual((await h.call("tool/call", { name: "echo", args: { text: "small" } })).result, { output: "small" });
   await h.close();
+});
+
+test("validate-wire is not vacuous: a server line that breaks the schema fails it", () => {
+  const bad = join(tempDir(), "bad.txtar");
+  writeFileSync(
+    bad,
+    [
+      '→ {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1.0"}}',
+      '← {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.0"}}',
+      '→ {"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"echo"}}',
+      '← {"jsonrpc":"2.0","method":"tool/update","params":{"tool_call_id":"no request_id"}}',
+      '← {"jsonrpc":"2.0","id":2,"result":{"output":7}}',
+      "",
+    ].join("\n"),
+  );
+  assert.throws(() => execFileSync(yolop(), ["ext", "validate-wire", bad], { encoding: "utf8", stdio: "pipe" }), (e) => {
+    assert.equal(e.status, 1);
+    assert.match(e.stdout + e.stderr, /request_id/);
+    assert.match(e.stdout + e.stderr, /output/);
+    return true;
+  });
 });
 
 test("every message of every dialogue above validates against schema.json (yolop ext validate-wire)", () => {
