@@ -586,9 +586,6 @@ export class Server {
         this._queue(() => fn(String(params.workspace_root ?? "")));
         return;
       }
-      case Method.Cancel: // a cancel sent as a notification still cancels
-        if (isObject(params)) this._incoming.get(idKey(params.id))?.abort(CANCELLED);
-        return;
     }
   }
 
