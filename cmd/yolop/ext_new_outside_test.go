@@ -45,3 +45,34 @@ func TestExtNewGoOutsideACheckout(t *testing.T) {
 	}
 	check(t, &rep, doctor.GroupTool, "tool hello")
 }
+
+// TestExtNewSDKOutsideACheckout: from an empty directory outside any
+// checkout, `yolop ext new --lang python|typescript --sdk` writes a
+// package on the vendored SDK that installs and passes the doctor with
+// zero edits — asked for no facet, with the hello tool.
+func TestExtNewSDKOutsideACheckout(t *testing.T) {
+	t.Parallel()
+	for lang, interp := range map[string]string{"python": "python3", "typescript": "node"} {
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			needTool(t, interp)
+			cfg, work := t.TempDir(), t.TempDir()
+			out := must(t, cfg, work, "ext", "new", "demo", "--lang", lang, "--sdk")
+			for _, want := range []string{"scaffolded extension demo (" + lang + ")", "handle_tool_hello", "yolop ext doctor demo"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("ext new output lacks %q:\n%s", want, out)
+				}
+			}
+			if ents, err := os.ReadDir(filepath.Join(work, "demo", scaffold.SDKDir)); err != nil || len(ents) == 0 {
+				t.Fatalf("no vendored SDK in %s: %v", scaffold.SDKDir, err)
+			}
+			must(t, cfg, work, "ext", "install", "./demo", "--yes")
+			out, errOut, code := yolopProc(t, cfg, work, "", "ext", "doctor", "--json", "--timeout", slowMachine, "demo")
+			var rep doctor.Report
+			if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK() || rep.Warnings != 0 {
+				t.Fatalf("doctor: exit %d (%v)\n%s\n%s", code, err, table(&rep), errOut)
+			}
+			check(t, &rep, doctor.GroupTool, "tool hello")
+		})
+	}
+}
