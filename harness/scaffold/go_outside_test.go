@@ -1,7 +1,6 @@
 package scaffold_test
 
 import (
-	"bytes"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,9 +11,6 @@ import (
 	. "yolop.dev/harness/scaffold" // the tests read as the package's own code
 
 	"yolop.dev/core"
-	"yolop.dev/doctor"
-	"yolop.dev/harness"
-	"yolop.dev/harness/manager"
 )
 
 // TestGoOutsideACheckoutVendorsTheCore: a Go package scaffolded outside
@@ -88,31 +84,7 @@ func TestGoOutsideACheckoutVendorsTheCore(t *testing.T) {
 		t.Error("go build changed go.mod or go.sum")
 	}
 
-	h, err := harness.Open(t.Context(), harness.Options{ConfigDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Manager().Install(t.Context(), manager.InstallRequest{Source: r.Dir, Consent: accept}); err != nil {
-		t.Fatalf("install %s: %v", r.Dir, err)
-	}
-	m, g, err := h.InstalledGrant(t.Context(), o.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := doctor.RunGrant(t.Context(), m, g, doctorOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ch := range rep.Checks {
-		if ch.Status != doctor.Pass {
-			t.Errorf("doctor %s: %s %s %s: %s", r.Dir, ch.Status, ch.Group, ch.Name, ch.Detail)
-		}
-	}
-	if t.Failed() {
-		var b bytes.Buffer
-		rep.WriteTable(&b)
-		t.Logf("doctor report:\n%s", b.String())
-	}
+	installAndDoctor(t, r, nil)
 
 	// The summary names the vendored SDK once, not file by file.
 	if text := r.Text(); strings.Count(text, CoreVendorDir) != 1 {

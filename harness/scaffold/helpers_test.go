@@ -1,6 +1,7 @@
 package scaffold_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,10 @@ import (
 	. "yolop.dev/harness/scaffold" // the tests read as the package's own code
 
 	"go.uber.org/goleak"
+
+	"yolop.dev/doctor"
+	"yolop.dev/harness"
+	"yolop.dev/harness/manager"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -73,4 +78,59 @@ func needLang(t testing.TB, lang string) Options {
 		return Options{CargoRegistry: needCargoRegistry(t)}
 	}
 	return Options{}
+}
+
+// installAndDoctor installs the package r wrote in place, in a new config
+// directory, and runs the doctor on the installed extension. Every check
+// must pass, except those allowed (nil: none); the report is returned
+// for further checks and logged when the test failed.
+func installAndDoctor(t *testing.T, r *Result, allowed func(doctor.Check) bool) *doctor.Report {
+	t.Helper()
+	h, err := harness.Open(t.Context(), harness.Options{ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Manager().Install(t.Context(), manager.InstallRequest{Source: r.Dir, Consent: accept}); err != nil {
+		t.Fatalf("install %s: %v", r.Dir, err)
+	}
+	m, g, err := h.InstalledGrant(t.Context(), r.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := doctor.RunGrant(t.Context(), m, g, doctorOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range rep.Checks {
+		if ch.Status != doctor.Pass && (allowed == nil || !allowed(ch)) {
+			t.Errorf("doctor %s: %s %s %s: %s", r.Dir, ch.Status, ch.Group, ch.Name, ch.Detail)
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			var b bytes.Buffer
+			rep.WriteTable(&b)
+			t.Logf("doctor report:\n%s", b.String())
+		}
+	})
+	return rep
+}
+
+// needTSC returns the pinned tsc and the directory of Node.js's types
+// (.ci/run runs npm ci in tscDir).
+func needTSC(t *testing.T) (tsc, types string) {
+	t.Helper()
+	tsc, err := filepath.Abs(filepath.Join(tscDir, "node_modules", ".bin", "tsc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tsc); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no tsc in %s; .ci/run runs npm ci there", tscDir)
+		}
+		t.Skipf("no tsc: run npm ci --prefix harness/scaffold/%s", tscDir)
+	}
+	need(t, "node", "apt-get install nodejs")
+	types, _ = filepath.Abs(filepath.Join(tscDir, "node_modules", "@types"))
+	return tsc, types
 }

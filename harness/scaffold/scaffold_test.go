@@ -14,7 +14,6 @@ import (
 	. "yolop.dev/harness/scaffold" // the tests read as the package's own code
 
 	"yolop.dev/doctor"
-	"yolop.dev/harness"
 	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
 )
@@ -22,10 +21,12 @@ import (
 // combos are the facet combinations every language is scaffolded with:
 // the smallest package, every facet at once, and one with no tools (a
 // guard hook and a dynamic prompt).
-var combos = []struct {
+type combo struct {
 	name string
 	o    Options
-}{
+}
+
+var combos = []combo{
 	{"tools", Options{Tools: []string{"hello"}}},
 	{"everything", Options{
 		Tools: []string{"hello", "world"}, Hooks: []string{"pre_tool_use", "post_tool_use:git*"},
@@ -83,32 +84,9 @@ func TestNewInstallsAndPassesDoctor(t *testing.T) {
 					checkManifest(t, r, o)
 					checkServer(t, r)
 
-					h, err := harness.Open(t.Context(), harness.Options{ConfigDir: t.TempDir()})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if _, err := h.Manager().Install(t.Context(), manager.InstallRequest{Source: r.Dir, Consent: accept}); err != nil {
-						t.Fatalf("install %s: %v", r.Dir, err)
-					}
-					m, g, err := h.InstalledGrant(t.Context(), o.Name)
-					if err != nil {
-						t.Fatal(err)
-					}
-					rep, err := doctor.RunGrant(t.Context(), m, g, doctorOptions())
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, ch := range rep.Checks {
-						allowed := ch.Status == doctor.Warn && len(o.Tools) == 0 && ch.Group == doctor.GroupCancel
-						if ch.Status != doctor.Pass && !allowed {
-							t.Errorf("doctor %s: %s %s %s: %s", r.Dir, ch.Status, ch.Group, ch.Name, ch.Detail)
-						}
-					}
-					if t.Failed() {
-						var b bytes.Buffer
-						rep.WriteTable(&b)
-						t.Logf("doctor report:\n%s", b.String())
-					}
+					installAndDoctor(t, r, func(ch doctor.Check) bool {
+						return ch.Status == doctor.Warn && len(o.Tools) == 0 && ch.Group == doctor.GroupCancel
+					})
 					if c.name == "everything" {
 						t.Run("corpus", func(t *testing.T) { checkCorpus(t, r) })
 					}
