@@ -37,13 +37,7 @@ func TestExtNewGoOutsideACheckout(t *testing.T) {
 		t.Errorf("the vendored SDK: %v", err)
 	}
 
-	must(t, cfg, work, "ext", "install", "./demo", "--yes")
-	out, errOut, code := yolopProc(t, cfg, work, "", "ext", "doctor", "--json", "--timeout", slowMachine, "demo")
-	var rep doctor.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK() || rep.Warnings != 0 {
-		t.Fatalf("doctor: exit %d (%v)\n%s\n%s", code, err, table(&rep), errOut)
-	}
-	check(t, &rep, doctor.GroupTool, "tool hello")
+	installAndDoctorHello(t, cfg, work)
 }
 
 // TestExtNewSDKOutsideACheckout: from an empty directory outside any
@@ -66,13 +60,21 @@ func TestExtNewSDKOutsideACheckout(t *testing.T) {
 			if ents, err := os.ReadDir(filepath.Join(work, "demo", scaffold.SDKDir)); err != nil || len(ents) == 0 {
 				t.Fatalf("no vendored SDK in %s: %v", scaffold.SDKDir, err)
 			}
-			must(t, cfg, work, "ext", "install", "./demo", "--yes")
-			out, errOut, code := yolopProc(t, cfg, work, "", "ext", "doctor", "--json", "--timeout", slowMachine, "demo")
-			var rep doctor.Report
-			if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK() || rep.Warnings != 0 {
-				t.Fatalf("doctor: exit %d (%v)\n%s\n%s", code, err, table(&rep), errOut)
-			}
-			check(t, &rep, doctor.GroupTool, "tool hello")
+			installAndDoctorHello(t, cfg, work)
 		})
 	}
+}
+
+// installAndDoctorHello installs ./demo in work with the config directory
+// cfg and runs the doctor on it: it must pass with no warning, its hello
+// tool called.
+func installAndDoctorHello(t *testing.T, cfg, work string) {
+	t.Helper()
+	must(t, cfg, work, "ext", "install", "./demo", "--yes")
+	out, errOut, code := yolopProc(t, cfg, work, "", "ext", "doctor", "--json", "--timeout", slowMachine, "demo")
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK() || rep.Warnings != 0 {
+		t.Fatalf("doctor: exit %d (%v)\n%s\n%s", code, err, table(&rep), errOut)
+	}
+	check(t, &rep, doctor.GroupTool, "tool hello")
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"yolop.dev/core/skill"
-	"yolop.dev/doctor"
 )
 
 // yolopProc runs this test binary as the yolop binary (TestMain), with
@@ -116,17 +115,11 @@ func TestExtNewInstallsAndPassesDoctor(t *testing.T) {
 					t.Errorf("ext new output lacks %q:\n%s", want, out)
 				}
 			}
-			must(t, cfg, work, "ext", "install", "./demo", "--yes")
-			out, errOut, code := yolopProc(t, cfg, work, "", "ext", "doctor", "--json", "--timeout", slowMachine, "demo")
-			var rep doctor.Report
-			if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK() || rep.Warnings != 0 {
-				t.Fatalf("doctor: exit %d (%v)\n%s\n%s", code, err, table(&rep), errOut)
-			}
-			check(t, &rep, doctor.GroupTool, "tool hello")
+			installAndDoctorHello(t, cfg, work)
 			t.Logf("%s: new + install + doctor in %s", tc.lang, time.Since(start).Round(time.Millisecond))
 
 			// A second new into the same directory is refused, leaving it.
-			_, errOut, code = yolopProc(t, cfg, work, "", args...)
+			_, errOut, code := yolopProc(t, cfg, work, "", args...)
 			if code == 0 || !strings.Contains(errOut, "already exists") {
 				t.Errorf("ext new over an existing package: exit %d: %s", code, errOut)
 			}
