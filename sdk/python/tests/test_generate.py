@@ -3,6 +3,7 @@ tools/generate.py makes of schema/yep/v1, --check says which file is stale,
 and the vocabulary the SDK uses is meta.json's, not typed by hand."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,29 @@ class GenerateTest(unittest.TestCase):
         self.assertEqual(check(root).returncode, 0)
         with open(os.path.join(root, "sdk", "python", "yolop_sdk", "_meta.py")) as f:
             self.assertIn("CAP_TELEPATHY = 'telepathy'", f.read())
+
+    def test_unstable_targets_the_unstable_schema(self):
+        """--unstable generates from schema/yep/v1/unstable: status/changed's
+        staged degraded appears (it is absent from the stable output), the
+        header says so, and the stable --check refuses the output."""
+        root = self.copy_tree()
+        gen = os.path.join(root, "sdk", "python", "tools", "generate.py")
+        wire = os.path.join(root, "sdk", "python", "yolop_sdk", "_wire.py")
+        staged = re.compile(r"class StatusChangedParams\(TypedDict, total=False\):(?:\n    .*|\n)*?\n    degraded: ")
+
+        def read():
+            with open(wire, encoding="utf-8") as f:
+                return f.read()
+        self.assertIsNone(staged.search(read()))
+        subprocess.run([sys.executable, gen, "--unstable"], check=True, env=support.env())
+        self.assertIsNotNone(staged.search(read()), read()[read().find("class StatusChangedParams"):][:600])
+        self.assertIn("from schema/yep/v1/unstable/schema.json; DO NOT EDIT.\n# UNSTABLE: ", read())
+        r = check(root)
+        self.assertEqual(r.returncode, 1, "the stable --check must refuse unstable output")
+        self.assertIn("_wire.py", r.stderr)
+        subprocess.run([sys.executable, gen], check=True, env=support.env())
+        self.assertIsNone(staged.search(read()))
+        self.assertEqual(check(root).returncode, 0)
 
     def test_check_catches_a_hand_edit(self):
         root = self.copy_tree()

@@ -113,3 +113,29 @@ test("generate.mjs --check fails naming a stale file, and a run brings it back",
   assert.match(readFileSync(join(sdkCopy, "src", "generated", "meta.js"), "utf8"), /"teleport"/);
   assert.match(readFileSync(join(sdkCopy, "src", "generated", "meta.js"), "utf8"), /^\/\/ Code generated .* DO NOT EDIT\./);
 });
+
+test("generate.mjs --unstable targets the unstable schema: the staged field appears, and --check refuses the output", () => {
+  const root = tempDir();
+  const sdkCopy = join(root, "sdk", "typescript");
+  mkdirSync(sdkCopy, { recursive: true });
+  cpSync(join(sdkDir, "gen"), join(sdkCopy, "gen"), { recursive: true });
+  cpSync(join(sdkDir, "src", "generated"), join(sdkCopy, "src", "generated"), { recursive: true });
+  cpSync(join(repoDir, "schema", "yep", "v1"), join(root, "schema", "yep", "v1"), { recursive: true });
+  const gen = join(sdkCopy, "gen", "generate.mjs");
+  const types = () => readFileSync(join(sdkCopy, "src", "generated", "types.d.ts"), "utf8");
+  // status/changed's degraded is staged (core/yep/unstable.go): only the unstable schema has it.
+  const staged = /interface StatusChangedParams \{[^}]*\bdegraded\?:/;
+  assert.doesNotMatch(types(), staged);
+
+  execFileSync(process.execPath, [gen, "--unstable"], { cwd: sdkCopy });
+  assert.match(types(), staged);
+  assert.match(types(), /from schema\/yep\/v1\/unstable; DO NOT EDIT\.\n\/\/ UNSTABLE: /);
+  const r = spawnSync(process.execPath, [gen, "--check"], { encoding: "utf8", cwd: sdkCopy });
+  assert.equal(r.status, 1, "the stable --check must refuse unstable output");
+  assert.match(r.stderr, /types\.d\.ts/);
+  assert.equal(spawnSync(process.execPath, [gen, "--check", "--unstable"], { cwd: sdkCopy }).status, 0);
+
+  execFileSync(process.execPath, [gen], { cwd: sdkCopy });
+  assert.doesNotMatch(types(), staged);
+  assert.equal(spawnSync(process.execPath, [gen, "--check"], { cwd: sdkCopy }).status, 0);
+});
