@@ -24,6 +24,10 @@ func Summary(m *Manifest) string {
 		fmt.Fprintf(&b, "  %s\n", m.Description)
 	}
 	f := m.Yolop
+	if f == nil && m.Declarative != nil {
+		m.Declarative.summary(&b, m.Name, m.Skills)
+		return b.String()
+	}
 	if f == nil {
 		b.WriteString("  No yolop facet: contributes no capability server, tools, hooks or prompt.\n")
 		return b.String()
@@ -301,6 +305,10 @@ func Diff(old, next *Manifest) Change {
 	nfs, _ := next.ConfigFields()
 	d.config(ofs, nfs, of.ConfigSchema, nf.ConfigSchema)
 	d.artifacts(of.Artifacts, nf.Artifacts)
+	if old.Declarative != nil || next.Declarative != nil {
+		d.declarative(next.Name, old.Declarative, next.Declarative)
+		d.declarativeSkills(old, next)
+	}
 	return d.c
 }
 

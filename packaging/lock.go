@@ -89,7 +89,7 @@ func (e *LockEntry) ApprovedManifest() (*Manifest, error) {
 	if err := json.Unmarshal(e.Manifest, &m); err != nil {
 		return nil, fmt.Errorf("extensions.lock entry %s: manifest: %w", e.Name, err)
 	}
-	if m.Yolop != nil && m.Yolop.Skills && e.Skills != nil {
+	if (m.Yolop != nil && m.Yolop.Skills || m.Declarative != nil) && e.Skills != nil {
 		m.SkillPins = slices.Clone(e.Skills)
 		for _, p := range e.Skills {
 			m.Skills = append(m.Skills, skill.Meta{Name: p.Name, Description: p.Description})

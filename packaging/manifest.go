@@ -62,6 +62,10 @@ type Manifest struct {
 	// skills, and for an approved manifest whose lock entry predates
 	// skill pins (see [LockEntry.Skills]).
 	SkillPins []SkillPin `json:"-"`
+	// Declarative is what a package without a yolop facet (a Claude Code
+	// plugin) contributes through the declarative path; nil for a package
+	// with a facet. It is read from the package's files on every load.
+	Declarative *Declarative `json:"declarative,omitempty"`
 }
 
 // A Facet is the `yolop` block of a manifest.
@@ -321,10 +325,19 @@ func (o LoadOptions) Load(dir string) (*Manifest, error) {
 	max := o.maxBytes()
 	pj := filepath.Join(root, "plugin.json")
 	data, err := readCapped(root, pj, max)
+	if errors.Is(err, fs.ErrNotExist) {
+		if cp := filepath.Join(root, filepath.FromSlash(ClaudeManifestFile)); exists(cp) {
+			pj = cp
+			data, err = readCapped(root, pj, max)
+		}
+	}
 	switch {
 	case err == nil:
 		m, err := parseManifest(data, root, pj, "", o)
 		if err != nil {
+			return nil, err
+		}
+		if err := attachDeclarative(m, data, o); err != nil {
 			return nil, err
 		}
 		if err := mergeCargoArtifacts(m, root, max); err != nil {
