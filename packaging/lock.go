@@ -187,7 +187,7 @@ func ParseLock(data []byte) (*Lockfile, error) {
 			return nil, fmt.Errorf("%w: %s: duplicate entry for %q", ErrLockCorrupt, where, e.Name)
 		case e.Source == "":
 			return nil, fmt.Errorf("%w: %s: empty source", ErrLockCorrupt, where)
-		case e.Kind != SourcePath && e.Kind != SourceGit && e.Kind != SourceCrate:
+		case e.Kind != SourcePath && e.Kind != SourceGit && e.Kind != SourceCrate && e.Kind != SourceMarketplace:
 			return nil, fmt.Errorf("%w: %s: unknown kind %q", ErrLockCorrupt, where, e.Kind)
 		case !hashRE.MatchString(e.ContentHash):
 			return nil, fmt.Errorf("%w: %s: content_hash %q is not sha256:<64 hex>", ErrLockCorrupt, where, e.ContentHash)

@@ -17,6 +17,10 @@ const (
 	SourcePath  SourceKind = "path"  // a local directory, referenced in place
 	SourceGit   SourceKind = "git"   // a git repository at a revision
 	SourceCrate SourceKind = "crate" // a crate on crates.io (or a sparse registry)
+	// SourceMarketplace is an entry of a Claude Code marketplace catalog
+	// the user added, "<plugin>@<marketplace>" (harness/marketplace); the
+	// source string is Raw, which ParseSource does not produce.
+	SourceMarketplace SourceKind = "marketplace"
 )
 
 // CratePrefix is the crates.io naming convention: crate

@@ -48,6 +48,9 @@ type Options struct {
 	// deleted secrets (setup on enable, remove), e.g. to reload a
 	// scrubber.
 	SecretsChanged func(ctx context.Context)
+	// Marketplaces, if set, resolves <plugin>@<marketplace> sources; their
+	// fetcher is Fetchers[packaging.SourceMarketplace].
+	Marketplaces MarketplaceSources
 	// HostVersion is the running yolop's version, checked against each
 	// manifest's engines.yolop at install, enable and session start. Empty
 	// skips the check.
@@ -163,9 +166,12 @@ type Outcome struct {
 // commits only after consent (for an update that widens nothing, without
 // asking). An already-installed name is updated in place.
 func (m *Manager) Install(ctx context.Context, req InstallRequest) (*Outcome, error) {
-	src, err := packaging.SourceOptions{AllowFileURL: m.o.AllowFileGit}.Parse(req.Source)
+	src, err := m.parseSource(ctx, req.Source)
 	if err != nil {
 		return nil, err
+	}
+	if src.Kind == packaging.SourceMarketplace && req.Name == "" {
+		req.Name, _, _ = strings.Cut(src.Raw, "@") // the entry installs as the extension it names
 	}
 	out, err := m.install(ctx, src, req)
 	if err != nil || !req.Enable {
@@ -306,7 +312,7 @@ func (m *Manager) UpdateFrom(ctx context.Context, name, registry string, consent
 	if e == nil {
 		return nil, fmt.Errorf("update %s: %w (see `yolop ext list`; install it with `yolop ext install <source>`)", name, packaging.ErrNotInstalled)
 	}
-	src, err := packaging.SourceOptions{AllowFileURL: m.o.AllowFileGit}.Parse(e.Source)
+	src, err := m.lockedSource(e)
 	if err != nil {
 		return nil, fmt.Errorf("update %s: the recorded source %q no longer parses: %w", name, e.Source, err)
 	}

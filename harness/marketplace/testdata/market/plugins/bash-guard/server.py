@@ -1,0 +1,2 @@
+import sys
+print("not run by these tests", file=sys.stderr)
