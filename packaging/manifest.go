@@ -201,9 +201,13 @@ const (
 
 // A Hook is one hook subscription.
 type Hook struct {
-	// Event is one of yep.HookEvents: pre_tool_use or post_tool_use.
+	// Event is one of yep.HookEvents: a tool event (pre_tool_use,
+	// post_tool_use, post_tool_use_failure) or a lifecycle event
+	// (session_start, user_prompt_submit, stop, …).
 	Event string `json:"event"`
-	// Matcher is a tool-name glob (path.Match syntax); "*" matches all.
+	// Matcher is a glob (path.Match syntax) over the tool name for a tool
+	// event, over the payload's source for a lifecycle event; "*" matches
+	// all.
 	Matcher string `json:"matcher"`
 	// TimeoutMS bounds one firing; 0 means the host default.
 	TimeoutMS int `json:"timeout_ms,omitempty"`

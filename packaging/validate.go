@@ -296,7 +296,7 @@ func (c *checker) check() {
 	for i, h := range f.Hooks {
 		base := fmt.Sprintf("yolop.hooks[%d]", i)
 		if !slices.Contains(yep.HookEvents, h.Event) {
-			c.errf(nil, base+".event", "unknown hook event %q (want %s)", h.Event, strings.Join(yep.HookEvents, " or "))
+			c.errf(nil, base+".event", "unknown hook event %q (want one of %s)", h.Event, strings.Join(yep.HookEvents, ", "))
 		}
 		if h.OnError != "" && !slices.Contains(yep.HookOnErrors, h.OnError) {
 			c.errf(nil, base+".on_error", "%q is not %s", h.OnError, strings.Join(yep.HookOnErrors, " or "))

@@ -163,6 +163,9 @@ func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.Hook
 	}
 	switch res.Decision {
 	case "":
+		if failsClosedOnSilence(sub) {
+			return yep.HookFireResult{}, newError(ErrHookDecision, nil, "hook %s of extension %q answered no decision", sub.Event, e.grant.Name)
+		}
 		res.Decision = yep.DecisionAllow
 	case yep.DecisionAllow, yep.DecisionBlock, yep.DecisionMutate:
 	default:
@@ -171,6 +174,7 @@ func (e *Extension) FireHook(ctx context.Context, sub HookGrant, params yep.Hook
 		return yep.HookFireResult{}, newError(ErrHookDecision, nil, "hook %s of extension %q answered the unknown decision %q (want allow, block or mutate)", sub.Event, e.grant.Name, res.Decision)
 	}
 	res.Reason = e.scrub(res.Reason)
+	res.Context = e.scrub(res.Context)
 	res.Args = e.scrubJSON(res.Args)
 	if res.Result != nil {
 		r := *res.Result

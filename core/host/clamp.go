@@ -113,7 +113,7 @@ func clamp(g *Grant, res *yep.InitializeResult, v yep.Version) *contributions {
 			refuse("hook", name, fmt.Sprintf("over the limit of %d subscriptions per extension", MaxHookSubscriptions))
 			continue
 		}
-		if s.Matcher == "*" {
+		if s.Matcher == "*" && yep.HookToolEvent(s.Event) {
 			c.warnings = append(c.warnings, fmt.Sprintf("hook %s matches every tool (\"*\")", s.Event))
 		}
 		c.hooks = append(c.hooks, g.Hooks[i])

@@ -105,6 +105,7 @@ type Session struct {
 	span     turnSpan // the turn in progress; zero between turns
 	closed   bool
 	warned   map[string]bool // warnings already emitted
+	hooks    hookLedger      // hook firings, for the hook report; see hookevents.go
 
 	subMu      sync.Mutex
 	subs       []*subscriber // replaced, never mutated in place
@@ -163,6 +164,7 @@ func NewSession(opts SessionOptions) *Session {
 		log = hclog.NewNullLogger()
 	}
 	s := &Session{opts: opts, log: log, asks: &askGate{sink: opts.Ask}, exts: map[string]*Extension{}}
+	s.asks.notify = s.notifyAsk
 	s.caps = slices.Clone(opts.Builtins)
 	for _, g := range opts.Grants {
 		e := s.newExtension(g)
@@ -218,6 +220,7 @@ func (s *Session) Start(ctx context.Context) error {
 	s.rebuild()
 	s.mu.Unlock()
 	s.Emit(Event{Type: yep.TraceSessionStarted})
+	s.fireSessionStart(ctx)
 	s.noteWarnings()
 	return errors.Join(errs...)
 }
@@ -453,9 +456,14 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 	}
 	cancel()
 	if err != nil {
+		s.fireFailure(ctx, t.name, callID, args, err.Error())
 		return res, err
 	}
-	return s.firePost(ctx, t, callID, args, res, tool, turn), nil
+	res = s.firePost(ctx, t, callID, args, res, tool, turn)
+	if res.IsError {
+		s.fireFailure(ctx, t.name, callID, args, res.Output)
+	}
+	return res, nil
 }
 
 // toolSpan is the host's span of one tool call.
@@ -797,6 +805,9 @@ func (s *Session) SystemPrompt(ctx context.Context, base string) string {
 		}
 		fmt.Fprintf(seg, "<capability name=%q>\n%s\n</capability>\n", caps[i].Name(), p)
 	}
+	if sc := s.SessionContext(); sc != "" {
+		fmt.Fprintf(&dynamic, "<hook event=%q>\n%s\n</hook>\n", yep.HookSessionStart, sc)
+	}
 	var b strings.Builder
 	b.WriteString(base)
 	if static.Len() > 0 {
@@ -927,6 +938,7 @@ func (s *Session) Close() {
 	}
 	s.pending = nil
 	s.mu.Unlock()
+	s.endHooks()
 	s.Emit(Event{Type: yep.TraceSessionCompleted})
 	var wg sync.WaitGroup
 	for _, c := range s.opts.Contributed {

@@ -12,8 +12,11 @@ import (
 // is answered cancelled, so a server never hangs on the user.
 type askGate struct {
 	sink AskSink
-	mu   sync.Mutex
-	busy bool
+	// notify, if set, is told each question before the user is asked
+	// (the session fires notification hooks).
+	notify func(ctx context.Context, ext, question string)
+	mu     sync.Mutex
+	busy   bool
 }
 
 func (g *askGate) ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.UIAskResult, error) {
@@ -32,6 +35,9 @@ func (g *askGate) ask(ctx context.Context, ext string, p yep.UIAskParams) (yep.U
 		g.busy = false
 		g.mu.Unlock()
 	}()
+	if g.notify != nil {
+		g.notify(ctx, ext, p.Prompt)
+	}
 	res, err := g.sink.Ask(ctx, ext, p)
 	if err != nil {
 		return yep.UIAskResult{Cancelled: true}, nil

@@ -199,10 +199,13 @@ type turnSpan struct {
 // extension, decision ("error" when the hook failed) and duration.
 func (s *Session) fireHook(ctx context.Context, h hookTarget, tool toolSpan, turn int, p yep.HookFireParams) (yep.HookFireResult, error) {
 	if !tool.observed {
-		return h.cap.FireHook(ctx, h.sub, p)
+		res, err := h.cap.FireHook(ctx, h.sub, p)
+		s.hooks.fired(h, err)
+		return res, err
 	}
 	start := time.Now()
 	res, err := h.cap.FireHook(ctx, h.sub, p)
+	s.hooks.fired(h, err)
 	data := yep.HookFiredData{Event: p.Event, Tool: p.ToolName, Capability: h.cap.Name(), Decision: res.Decision, Reason: res.Reason,
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	if e, ok := h.cap.(*Extension); ok {

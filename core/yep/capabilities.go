@@ -64,14 +64,61 @@ func (p CapabilityParams) Set(token string, v any) error {
 	return nil
 }
 
-// Hook events.
+// Hook events. The two tool events fire around a tool call and their
+// matcher is a tool-name glob; the lifecycle events fire at points of a
+// session and its turns, and their matcher is a glob over the event's
+// subject, the payload's source (see [HookPayload]).
 const (
 	HookPreToolUse  = "pre_tool_use"
 	HookPostToolUse = "post_tool_use"
+	// HookSessionStart fires once as a session begins, before its first
+	// turn; a hook's context goes into the dynamic segment of the system
+	// prompt. Its subject is the payload's source ("startup").
+	HookSessionStart = "session_start"
+	// HookSessionEnd fires once as a session ends. Its subject is the
+	// payload's source (why it ended, e.g. "exit").
+	HookSessionEnd = "session_end"
+	// HookUserPromptSubmit fires for each user message before the model
+	// sees it; a hook may block the message (its reason goes to the user)
+	// or add context the model reads with it.
+	HookUserPromptSubmit = "user_prompt_submit"
+	// HookStop fires when the model ends a turn; a hook may refuse the
+	// end once per turn, and its reason goes to the model as a user
+	// message.
+	HookStop = "stop"
+	// HookPreCompact fires before old context is dropped or summarised.
+	// Its subject is the payload's source ("auto" or "manual").
+	HookPreCompact = "pre_compact"
+	// HookNotification fires when the agent is waiting for the user. Its
+	// subject is the payload's source (e.g. "approval", "idle").
+	HookNotification = "notification"
+	// HookPostToolUseFailure fires after a tool call failed or was
+	// interrupted, with the error, instead of post_tool_use. Its matcher
+	// is a tool-name glob.
+	HookPostToolUseFailure = "post_tool_use_failure"
 )
 
 // HookEvents lists the hook events this version defines.
-var HookEvents = []string{HookPreToolUse, HookPostToolUse}
+var HookEvents = []string{HookPreToolUse, HookPostToolUse, HookSessionStart, HookSessionEnd,
+	HookUserPromptSubmit, HookStop, HookPreCompact, HookNotification, HookPostToolUseFailure}
+
+// HookBlocking reports whether a hook of event can block what it fires
+// for: the tool events, user_prompt_submit and stop. A block of any other
+// event is reported but changes nothing, and its on_error only decides
+// how a failure is reported.
+func HookBlocking(event string) bool {
+	switch event {
+	case HookPreToolUse, HookPostToolUse, HookUserPromptSubmit, HookStop:
+		return true
+	}
+	return false
+}
+
+// HookToolEvent reports whether event concerns one tool call, so its
+// matcher is a tool-name glob.
+func HookToolEvent(event string) bool {
+	return event == HookPreToolUse || event == HookPostToolUse || event == HookPostToolUseFailure
+}
 
 // What a hook subscription's failure (an error, a timeout or a crash of its
 // server) means: its on_error. Empty means HookOnErrorWarn.

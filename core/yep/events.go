@@ -34,6 +34,9 @@ const (
 	// policy denied it, or a pre_tool_use hook blocked it. A call allowed
 	// without asking has none. Trace consumers get it too.
 	EventToolApproval = TraceToolApproval
+	// EventHookReport is the session's hook report, sent as it ends: the
+	// subscriptions that never fired, timed out or failed.
+	EventHookReport = "hook.report"
 )
 
 // An EventInfo describes one event type: the Go type of its data, and
@@ -59,7 +62,7 @@ var Events = []EventInfo{
 	{TraceToolStarted, typeOf[ToolStartedData](), true, "A tool call began, before its pre_tool_use hooks."},
 	{TraceToolCompleted, typeOf[ToolCompletedData](), true, "A tool call ended, after its post_tool_use hooks."},
 	{TraceLLMGeneration, typeOf[LLMGenerationData](), true, "One model generation: a single event, not a pair."},
-	{TraceHookFired, typeOf[HookFiredData](), true, "One hook/fire of a tool call answered or failed."},
+	{TraceHookFired, typeOf[HookFiredData](), true, "One hook/fire answered or failed."},
 	{TraceToolApproval, typeOf[ToolApprovalData](), true, "A tool call was asked about and approved or denied, denied by the user's policy, or blocked by a hook; between tool.started and tool.completed."},
 	{EventToolUpdate, typeOf[ToolUpdateData](), false, "A tool call streamed output or progress."},
 	{EventTextDelta, typeOf[TextDeltaData](), false, "The model's reply streamed another piece of text (emitted by the agent loop)."},
@@ -69,6 +72,7 @@ var Events = []EventInfo{
 	{EventExtensionStarted, typeOf[ExtensionData](), false, "An extension's server finished its handshake."},
 	{EventExtensionDegraded, typeOf[ExtensionData](), false, "An extension's server failed: it did not start, crashed or was refused."},
 	{EventExtensionRestarted, typeOf[ExtensionData](), false, "The host respawned an extension's server after a crash."},
+	{EventHookReport, typeOf[HookReportData](), false, "The session ended: the hook subscriptions that never fired, timed out or failed."},
 }
 
 // EventFor returns the description of an event type, and false for a type
@@ -212,8 +216,10 @@ type ToolUpdateData struct {
 
 // HookFiredData is the data of hook.fired.
 type HookFiredData struct {
-	// Event is the hook event: pre_tool_use or post_tool_use.
-	Event      string `json:"event"`
+	// Event is the hook event, e.g. pre_tool_use or session_start.
+	Event string `json:"event"`
+	// Tool is the tool the event concerns; empty for a lifecycle event
+	// that concerns none.
 	Tool       string `json:"tool"`
 	Capability string `json:"capability,omitempty"`
 	Extension  string `json:"extension,omitempty"`
@@ -244,6 +250,28 @@ type LLMGenerationData struct {
 	FinishReasons     []string `json:"finish_reasons,omitempty"`
 	DurationMS        float64  `json:"duration_ms,omitempty"`
 	Error             string   `json:"error,omitempty"`
+}
+
+// HookReportData is the data of hook.report.
+type HookReportData struct {
+	// Hooks are the subscriptions that never fired, timed out or failed,
+	// in harness order.
+	Hooks []HookStats `json:"hooks"`
+}
+
+// HookStats is what came of one hook subscription in a session.
+type HookStats struct {
+	Event      string `json:"event"`
+	Matcher    string `json:"matcher,omitempty"`
+	Capability string `json:"capability"`
+	Extension  string `json:"extension,omitempty"`
+	// Fired counts the firings; Timeouts and Failures those that timed
+	// out or failed otherwise (an error, a crash, no known decision).
+	Fired    int `json:"fired"`
+	Timeouts int `json:"timeouts,omitempty"`
+	Failures int `json:"failures,omitempty"`
+	// LastError is the last failure's error.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // StatusChangedData is the data of status.changed.

@@ -184,7 +184,8 @@ const (
 // HookFireParams fires one hook subscription (host → server, request).
 type HookFireParams struct {
 	Event string `json:"event"`
-	// ToolName is the tool the event concerns.
+	// ToolName is the tool the event concerns; empty for a lifecycle
+	// event that concerns no tool.
 	ToolName string `json:"toolName"`
 	// Matcher is the subscription's tool-name glob, so a server with
 	// several subscriptions knows which one fired.
@@ -199,12 +200,29 @@ type HookFireParams struct {
 	TraceState string `json:"tracestate,omitempty"`
 }
 
-// HookPayload is the payload of a hook firing: the call's arguments, and
-// for post_tool_use also its result.
+// HookPayload is the payload of a hook firing: for the tool events the
+// call's arguments, and for post_tool_use also its result; for the
+// lifecycle events the fields their event names.
 type HookPayload struct {
 	ToolCallID string          `json:"tool_call_id,omitempty"`
 	Args       json.RawMessage `json:"args,omitempty"`
 	Result     *ToolResult     `json:"result,omitempty"`
+	// Error is why the tool call failed or was interrupted
+	// (post_tool_use_failure).
+	Error string `json:"error,omitempty"`
+	// Prompt is the user's message (user_prompt_submit).
+	Prompt string `json:"prompt,omitempty"`
+	// Message is the text the user is shown while the agent waits
+	// (notification), or the model's final answer (stop).
+	Message string `json:"message,omitempty"`
+	// Source is what the event is about, the subject its matcher globs:
+	// "startup" (session_start), why the session ended (session_end),
+	// "auto" or "manual" (pre_compact), what the agent waits for
+	// (notification).
+	Source string `json:"source,omitempty"`
+	// StopHookActive says the end of this turn was already refused once
+	// (stop): a further block is not honoured.
+	StopHookActive bool `json:"stop_hook_active,omitempty"`
 }
 
 // HookFireResult is the decision of one subscription. A missing decision
@@ -218,6 +236,10 @@ type HookFireResult struct {
 	Args json.RawMessage `json:"args,omitempty"`
 	// Result replaces the call's result (mutate on post_tool_use).
 	Result *ToolResult `json:"result,omitempty"`
+	// Context is text for the model: on session_start it goes into the
+	// dynamic segment of the system prompt, on user_prompt_submit with
+	// the user's message. Other events ignore it.
+	Context string `json:"context,omitempty"`
 }
 
 // TraceEventParams forwards one agentic-lifecycle event (host → server,

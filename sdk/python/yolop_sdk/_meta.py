@@ -103,10 +103,24 @@ CAP_PROVIDER = 'provider'
 HOOK_EVENTS = (
     'pre_tool_use',
     'post_tool_use',
+    'session_start',
+    'session_end',
+    'user_prompt_submit',
+    'stop',
+    'pre_compact',
+    'notification',
+    'post_tool_use_failure',
 )
 
 HOOK_PRE_TOOL_USE = 'pre_tool_use'
 HOOK_POST_TOOL_USE = 'post_tool_use'
+HOOK_SESSION_START = 'session_start'
+HOOK_SESSION_END = 'session_end'
+HOOK_USER_PROMPT_SUBMIT = 'user_prompt_submit'
+HOOK_STOP = 'stop'
+HOOK_PRE_COMPACT = 'pre_compact'
+HOOK_NOTIFICATION = 'notification'
+HOOK_POST_TOOL_USE_FAILURE = 'post_tool_use_failure'
 
 ERROR_CODES = {
     'unclassified': 0,

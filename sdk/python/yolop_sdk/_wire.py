@@ -180,9 +180,9 @@ class _HookFireParamsRequired(TypedDict):
     """The members of HookFireParams the schema requires."""
 
     event: str
-    """Open vocabulary; values defined in this version: pre_tool_use, post_tool_use."""
+    """Open vocabulary; values defined in this version: pre_tool_use, post_tool_use, session_start, session_end, user_prompt_submit, stop, pre_compact, notification, post_tool_use_failure."""
     toolName: str
-    """toolName is the tool the event concerns."""
+    """toolName is the tool the event concerns; empty for a lifecycle event that concerns no tool."""
 
 
 class HookFireParams(_HookFireParamsRequired, total=False):
@@ -208,6 +208,8 @@ class HookFireResult(TypedDict, total=False):
 
     args: Any
     """args replaces the call's arguments (mutate on pre_tool_use)."""
+    context: str
+    """context is text for the model: on session_start it goes into the dynamic segment of the system prompt, on user_prompt_submit with the user's message. Other events ignore it."""
     decision: str
     """decision is "allow", "block" or "mutate"."""
     reason: str
@@ -230,7 +232,7 @@ class HookFiredData(TypedDict, total=False):
     error: str
     """Why the hook failed, with decision error."""
     event: str
-    """event is the hook event: pre_tool_use or post_tool_use."""
+    """event is the hook event, e.g. pre_tool_use or session_start."""
     extension: str
     """The extension whose hook fired."""
     on_error: str
@@ -238,28 +240,65 @@ class HookFiredData(TypedDict, total=False):
     reason: str
     """The hook's reason for a block or a mutation."""
     tool: str
-    """The session name of the tool the hook fired for."""
+    """tool is the tool the event concerns; empty for a lifecycle event that concerns none."""
 
 
 class HookPayload(TypedDict, total=False):
     """
-    HookPayload is the payload of a hook firing: the call's arguments, and
-    for post_tool_use also its result.
+    HookPayload is the payload of a hook firing: for the tool events the
+    call's arguments, and for post_tool_use also its result; for the
+    lifecycle events the fields their event names.
     """
 
     args: Any
     """The call's arguments."""
+    error: str
+    """error is why the tool call failed or was interrupted (post_tool_use_failure)."""
+    message: str
+    """message is the text the user is shown while the agent waits (notification), or the model's final answer (stop)."""
+    prompt: str
+    """prompt is the user's message (user_prompt_submit)."""
     result: 'ToolResult'
     """The call's result (post_tool_use only)."""
+    source: str
+    """source is what the event is about, the subject its matcher globs: "startup" (session_start), why the session ended (session_end), "auto" or "manual" (pre_compact), what the agent waits for (notification)."""
+    stop_hook_active: bool
+    """stop_hook_active says the end of this turn was already refused once (stop): a further block is not honoured."""
     tool_call_id: str
     """The host's id of the tool call the hook concerns."""
+
+
+class HookReportData(TypedDict, total=False):
+    """
+    HookReportData is the data of hook.report.
+    """
+
+    hooks: List['HookStats']
+    """hooks are the subscriptions that never fired, timed out or failed, in harness order."""
+
+
+class HookStats(TypedDict, total=False):
+    """
+    HookStats is what came of one hook subscription in a session.
+    """
+
+    capability: str
+    event: str
+    extension: str
+    failures: int
+    fired: int
+    """fired counts the firings; Timeouts and Failures those that timed out or failed otherwise (an error, a crash, no known decision)."""
+    last_error: str
+    """last_error is the last failure's error."""
+    matcher: str
+    timeouts: int
 
 
 class _HookSubscriptionRequired(TypedDict):
     """The members of HookSubscription the schema requires."""
 
     event: str
-    """event is a hook event, e.g. "pre_tool_use". Open vocabulary; values defined in this version: pre_tool_use, post_tool_use."""
+    """event is a hook event, e.g. "pre_tool_use". Open vocabulary; values defined in this version: pre_tool_use, post_tool_use, session_start, session_end, user_prompt_submit, stop, pre_compact, notification, post_tool_use_failure."""
 
 
 class HookSubscription(_HookSubscriptionRequired, total=False):
@@ -798,6 +837,8 @@ __all__ = [
     'HookFireResult',
     'HookFiredData',
     'HookPayload',
+    'HookReportData',
+    'HookStats',
     'HookSubscription',
     'ID',
     'InitializeParams',

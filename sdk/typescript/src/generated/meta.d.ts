@@ -9,7 +9,7 @@ export type MethodName = "initialize" | "initialized" | "tool/call" | "tool/upda
 /** A capability token this version defines; the vocabulary is open, so the wire carries any string. */
 export type CapabilityToken = "tools" | "streaming" | "hooks" | "prompt" | "dynamic_prompt" | "mcp_servers" | "commands" | "ui_ask" | "trace" | "cancel" | "status" | "log" | "config" | "workspace" | "provider";
 /** A hook event this version defines. */
-export type HookEventName = "pre_tool_use" | "post_tool_use";
+export type HookEventName = "pre_tool_use" | "post_tool_use" | "session_start" | "session_end" | "user_prompt_submit" | "stop" | "pre_compact" | "notification" | "post_tool_use_failure";
 
 /** One method's metadata. */
 export interface MethodMeta {
@@ -63,6 +63,13 @@ export declare const HOOK_EVENTS: readonly HookEventName[];
 export declare const HookEvent: {
   readonly PreToolUse: "pre_tool_use";
   readonly PostToolUse: "post_tool_use";
+  readonly SessionStart: "session_start";
+  readonly SessionEnd: "session_end";
+  readonly UserPromptSubmit: "user_prompt_submit";
+  readonly Stop: "stop";
+  readonly PreCompact: "pre_compact";
+  readonly Notification: "notification";
+  readonly PostToolUseFailure: "post_tool_use_failure";
 };
 export declare const ErrorCode: {
   readonly unclassified: 0;

@@ -193,12 +193,19 @@ export const Capability = Object.freeze({
 });
 
 /** The hook events this version defines. */
-export const HOOK_EVENTS = Object.freeze(["pre_tool_use","post_tool_use"]);
+export const HOOK_EVENTS = Object.freeze(["pre_tool_use","post_tool_use","session_start","session_end","user_prompt_submit","stop","pre_compact","notification","post_tool_use_failure"]);
 
 /** Hook events as constants, e.g. HookEvent.PreToolUse === "pre_tool_use". */
 export const HookEvent = Object.freeze({
   "PreToolUse": "pre_tool_use",
-  "PostToolUse": "post_tool_use"
+  "PostToolUse": "post_tool_use",
+  "SessionStart": "session_start",
+  "SessionEnd": "session_end",
+  "UserPromptSubmit": "user_prompt_submit",
+  "Stop": "stop",
+  "PreCompact": "pre_compact",
+  "Notification": "notification",
+  "PostToolUseFailure": "post_tool_use_failure"
 });
 
 /** Error codes by name, e.g. ErrorCode.cancelled === -32800. */

@@ -111,13 +111,13 @@ export interface ExtensionData {
 
 /** HookFireParams fires one hook subscription (host → server, request). */
 export interface HookFireParams {
-  /** Open vocabulary; values defined in this version: pre_tool_use, post_tool_use. */
+  /** Open vocabulary; values defined in this version: pre_tool_use, post_tool_use, session_start, session_end, user_prompt_submit, stop, pre_compact, notification, post_tool_use_failure. */
   event: string;
   /** matcher is the subscription's tool-name glob, so a server with several subscriptions knows which one fired. */
   matcher?: string;
   /** payload is a HookPayload. */
   payload?: HookPayload;
-  /** toolName is the tool the event concerns. */
+  /** toolName is the tool the event concerns; empty for a lifecycle event that concerns no tool. */
   toolName: string;
   /** traceparent is the W3C traceparent of the host's span for the tool call this firing belongs to. Optional, as in ToolCallParams. */
   traceparent?: string;
@@ -129,6 +129,8 @@ export interface HookFireParams {
 export interface HookFireResult {
   /** args replaces the call's arguments (mutate on pre_tool_use). */
   args?: unknown;
+  /** context is text for the model: on session_start it goes into the dynamic segment of the system prompt, on user_prompt_submit with the user's message. Other events ignore it. */
+  context?: string;
   /** decision is "allow", "block" or "mutate". */
   decision?: "allow" | "block" | "mutate";
   /** reason explains a block (shown to the agent) or a mutation. */
@@ -147,7 +149,7 @@ export interface HookFiredData {
   duration_ms?: number;
   /** Why the hook failed, with decision error. */
   error?: string;
-  /** event is the hook event: pre_tool_use or post_tool_use. */
+  /** event is the hook event, e.g. pre_tool_use or session_start. */
   event?: string;
   /** The extension whose hook fired. */
   extension?: string;
@@ -155,23 +157,53 @@ export interface HookFiredData {
   on_error?: string;
   /** The hook's reason for a block or a mutation. */
   reason?: string;
-  /** The session name of the tool the hook fired for. */
+  /** tool is the tool the event concerns; empty for a lifecycle event that concerns none. */
   tool?: string;
 }
 
-/** HookPayload is the payload of a hook firing: the call's arguments, and for post_tool_use also its result. */
+/** HookPayload is the payload of a hook firing: for the tool events the call's arguments, and for post_tool_use also its result; for the lifecycle events the fields their event names. */
 export interface HookPayload {
   /** The call's arguments. */
   args?: unknown;
+  /** error is why the tool call failed or was interrupted (post_tool_use_failure). */
+  error?: string;
+  /** message is the text the user is shown while the agent waits (notification), or the model's final answer (stop). */
+  message?: string;
+  /** prompt is the user's message (user_prompt_submit). */
+  prompt?: string;
   /** The call's result (post_tool_use only). */
   result?: ToolResult;
+  /** source is what the event is about, the subject its matcher globs: "startup" (session_start), why the session ended (session_end), "auto" or "manual" (pre_compact), what the agent waits for (notification). */
+  source?: string;
+  /** stop_hook_active says the end of this turn was already refused once (stop): a further block is not honoured. */
+  stop_hook_active?: boolean;
   /** The host's id of the tool call the hook concerns. */
   tool_call_id?: string;
 }
 
+/** HookReportData is the data of hook.report. */
+export interface HookReportData {
+  /** hooks are the subscriptions that never fired, timed out or failed, in harness order. */
+  hooks?: Array<HookStats>;
+}
+
+/** HookStats is what came of one hook subscription in a session. */
+export interface HookStats {
+  capability?: string;
+  event?: string;
+  extension?: string;
+  failures?: number;
+  /** fired counts the firings; Timeouts and Failures those that timed out or failed otherwise (an error, a crash, no known decision). */
+  fired?: number;
+  /** last_error is the last failure's error. */
+  last_error?: string;
+  matcher?: string;
+  timeouts?: number;
+}
+
 /** HookSubscription is one hook subscription in the handshake. */
 export interface HookSubscription {
-  /** event is a hook event, e.g. "pre_tool_use". Open vocabulary; values defined in this version: pre_tool_use, post_tool_use. */
+  /** event is a hook event, e.g. "pre_tool_use". Open vocabulary; values defined in this version: pre_tool_use, post_tool_use, session_start, session_end, user_prompt_submit, stop, pre_compact, notification, post_tool_use_failure. */
   event: string;
   /** matcher is a tool-name glob; a match-all matcher must be spelled "*". */
   matcher?: string;
