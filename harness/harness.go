@@ -136,9 +136,11 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 		Resolver:     h.resolver,
 		AllowFileGit: o.AllowFileGit,
 		Fetchers: map[packaging.SourceKind]fetch.Fetcher{
-			packaging.SourceGit:   fetch.Git{AllowFile: o.AllowFileGit},
-			packaging.SourceCrate: crate,
+			packaging.SourceGit:         fetch.Git{AllowFile: o.AllowFileGit},
+			packaging.SourceCrate:       crate,
+			packaging.SourceMarketplace: h.marketplaceFetcher(),
 		},
+		Marketplaces:   h.Marketplaces(),
 		SecretsChanged: h.ReloadScrubber,
 		HostVersion:    o.Version,
 	})
@@ -193,7 +195,7 @@ func (h *Harness) Transport() core.Transport {
 	if h.o.Transport != nil {
 		return h.o.Transport
 	}
-	ts := core.Transports{core.TransportStdio: stdio.New(stdio.Options{Logger: h.log})}
+	ts := core.Transports{core.TransportStdio: stdio.New(stdio.Options{Logger: h.log}), TransportDeclarative: DeclarativeTransport{}}
 	for name, t := range h.o.Transports {
 		ts[name] = t
 	}

@@ -62,6 +62,9 @@ func serverSpec(m *packaging.Manifest) core.ServerSpec {
 // nothing to run and is an error naming the extension.
 func FromManifest(m *packaging.Manifest) (host.Grant, error) {
 	f := m.Yolop
+	if f == nil && m.Declarative != nil {
+		return declarativeGrant(m)
+	}
 	if f == nil {
 		return host.Grant{}, fmt.Errorf("extension %s: manifest %s has no yolop facet; it contributes no capability server", m.Name, m.File)
 	}

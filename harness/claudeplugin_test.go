@@ -1,0 +1,103 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"yolop.dev/core/host"
+	"yolop.dev/harness"
+	"yolop.dev/harness/manager"
+	"yolop.dev/packaging"
+)
+
+// claudePluginSession installs packaging's bash-guard fixture — a Claude
+// Code plugin with no yolop facet: a PreToolUse Bash validator in Python
+// (claude-code's examples/hooks), commands, a skill, an MCP server and an
+// agent — from a path through the harness's manager, enables it, and
+// starts a session with the built-in coding tools. It returns the session,
+// the package directory and the consent summary that was shown.
+func claudePluginSession(t *testing.T) (*harness.Session, string, string) {
+	t.Helper()
+	pkg := filepath.Join(t.TempDir(), "bash-guard")
+	if err := packaging.CopyTree("../packaging/testdata/claudecode/bash-guard", pkg); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary string
+	accept := func(_ context.Context, p manager.Proposal) error { summary = p.Text; return nil }
+	if _, err := h.Manager().Install(ctx, manager.InstallRequest{Source: pkg, Consent: accept}); err != nil {
+		t.Fatalf("installing the Claude Code plugin: %v", err)
+	}
+	if _, err := h.Manager().Enable(ctx, "bash-guard"); err != nil {
+		t.Fatalf("enabling it: %v", err)
+	}
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{CodingTools: true, WorkspaceRoot: t.TempDir()})
+	t.Cleanup(s.Close)
+	if len(warnings) != 0 {
+		t.Fatalf("warnings: %q", warnings)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s, pkg, summary
+}
+
+// TestClaudePluginHookBlocksBash runs the plugin's Python PreToolUse hook
+// against built-in bash calls with Claude Code's protocol: a grep is
+// blocked with the script's stderr (exit 2) as the reason, an echo runs.
+func TestClaudePluginHookBlocksBash(t *testing.T) {
+	s, _, summary := claudePluginSession(t)
+	for _, want := range []string{"Claude Code plugin (no yolop facet)", "pre_tool_use bash", "pinned: hooks/bash_command_validator.py", "Agent command-reviewer"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("consent summary lacks %q:\n%s", want, summary)
+		}
+	}
+	ctx := context.Background()
+	_, err := s.CallTool(ctx, "bash", "c1", json.RawMessage(`{"command":"grep -r TODO ."}`), nil)
+	var blocked *host.HookBlockedError
+	if !errors.As(err, &blocked) || blocked.Capability != "ext:bash-guard" || !strings.Contains(blocked.Reason, "Use 'rg' (ripgrep) instead of 'grep'") {
+		t.Fatalf("grep = %v, want the hook's block", err)
+	}
+	res, err := s.CallTool(ctx, "bash", "c2", json.RawMessage(`{"command":"echo allowed"}`), nil)
+	if err != nil || res.IsError || res.Output != "allowed\n" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+}
+
+// TestClaudePluginCommandExpands runs /bash-guard:review-file: it answers
+// the command's prompt with $1, $2 and $ARGUMENTS filled.
+func TestClaudePluginCommandExpands(t *testing.T) {
+	s, _, _ := claudePluginSession(t)
+	res, err := s.ExecuteCommand(context.Background(), "bash-guard:review-file", `main.go "error handling"`)
+	if err != nil || !res.Success {
+		t.Fatalf("command = %+v, %v", res, err)
+	}
+	if want := "Review the file main.go with a focus on error handling.\n\nThe user asked: main.go \"error handling\"\n"; !strings.Contains(res.Message, want) {
+		t.Fatalf("expanded to %q, want %q", res.Message, want)
+	}
+}
+
+// TestClaudePluginEditedHookRefused edits the approved hook script in
+// place: the next call's hook is refused before it runs, and the call is
+// blocked (fail-closed) rather than let through.
+func TestClaudePluginEditedHookRefused(t *testing.T) {
+	s, pkg, _ := claudePluginSession(t)
+	script := filepath.Join(pkg, "hooks", "bash_command_validator.py")
+	if err := os.WriteFile(script, []byte("import sys\nsys.exit(0)\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.CallTool(context.Background(), "bash", "c1", json.RawMessage(`{"command":"echo hi"}`), nil)
+	var blocked *host.HookBlockedError
+	if !errors.As(err, &blocked) || !strings.Contains(blocked.Reason, "hooks/bash_command_validator.py changed since it was approved") {
+		t.Fatalf("after the edit = %v, want the call blocked because the script changed", err)
+	}
+}
