@@ -216,6 +216,14 @@ func (a *Agent) Turn(ctx context.Context, message string) (res TurnResult, err e
 	s := a.o.Session
 	turn := s.BeginTurn(ctx)
 	defer func() { s.FinishTurn(err) }()
+	defer func() {
+		if err == nil {
+			s.FireEvent(ctx, yep.HookNotification, host.NotifyIdle, yep.HookPayload{Source: host.NotifyIdle, Message: res.Text})
+		}
+	}()
+	if message, err = a.submit(ctx, message); err != nil {
+		return res, err
+	}
 
 	system := s.SystemPrompt(ctx, a.o.BasePrompt)
 	a.mu.Lock()
@@ -228,6 +236,7 @@ func (a *Agent) Turn(ctx context.Context, message string) (res TurnResult, err e
 	a.mu.Unlock()
 
 	compacted := false
+	refusals := 0 // of the turn's end, by stop hooks
 	for res.Steps < a.o.MaxSteps {
 		req := a.Request()
 		reply, err := a.reason(ctx, req)
@@ -239,6 +248,7 @@ func (a *Agent) Turn(ctx context.Context, message string) (res TurnResult, err e
 			if ctx.Err() == nil && errors.Is(err, provider.ErrContextTooLong) && !compacted {
 				// The count was short of the provider's: make room once.
 				compacted = true
+				s.FireEvent(ctx, yep.HookPreCompact, "auto", yep.HookPayload{Source: "auto"})
 				a.compact()
 				continue
 			}
@@ -251,6 +261,13 @@ func (a *Agent) Turn(ctx context.Context, message string) (res TurnResult, err e
 		res.Text = reply.Text
 		if len(reply.ToolCalls) == 0 {
 			res.Stop = stopOf(reply.FinishReason)
+			if res.Stop == StopDone {
+				if why, refused := a.stopRefused(ctx, reply.Text, refusals); refused {
+					refusals++
+					a.add(turn, provider.Message{Role: provider.RoleUser, Text: why})
+					continue
+				}
+			}
 			return res, nil
 		}
 		res.ToolCalls += len(reply.ToolCalls)
