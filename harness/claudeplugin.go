@@ -73,13 +73,17 @@ func serveDeclarative(s *sdk.Server, dir string, d *packaging.Declarative) {
 	}
 	for _, x := range subs {
 		s.OnHook(x.event, x.matcher, func(ctx context.Context, ev *sdk.HookEvent) (yep.HookFireResult, error) {
+			var contexts []string
 			for _, h := range x.hooks {
 				res, err := runCommandHook(ctx, dir, d, h, ev)
 				if err != nil || res.Decision == yep.DecisionBlock {
 					return res, err
 				}
+				if res.Context != "" {
+					contexts = append(contexts, res.Context)
+				}
 			}
-			return yep.HookFireResult{Decision: yep.DecisionAllow}, nil
+			return yep.HookFireResult{Decision: yep.DecisionAllow, Context: strings.Join(contexts, "\n\n")}, nil
 		}, x.opts)
 	}
 }
@@ -118,6 +122,23 @@ func claudeHookInput(h packaging.DeclHook, ev *sdk.HookEvent) ([]byte, error) {
 	if ev.Result != nil {
 		in["tool_response"] = ev.Result
 	}
+	pl := ev.Payload
+	switch h.Event {
+	case "session_start":
+		in["source"] = pl.Source
+	case "session_end":
+		in["reason"] = pl.Source
+	case "pre_compact":
+		in["trigger"] = pl.Source
+	case "user_prompt_submit":
+		in["prompt"] = pl.Prompt
+	case "notification":
+		in["message"] = pl.Message
+	case "stop":
+		in["stop_hook_active"] = pl.StopHookActive
+	case "post_tool_use_failure":
+		in["error"] = pl.Error
+	}
 	return json.Marshal(in)
 }
 
@@ -130,6 +151,7 @@ type hookOutput struct {
 	Specific   struct {
 		PermissionDecision       string `json:"permissionDecision"`
 		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		AdditionalContext        string `json:"additionalContext"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -168,7 +190,12 @@ func runCommandHook(ctx context.Context, dir string, d *packaging.Declarative, h
 		return yep.HookFireResult{}, fmt.Errorf("hook command %q failed: %v: %s", h.Command, err, strings.TrimSpace(stderr.String()))
 	}
 	out := bytes.TrimSpace(stdout.Bytes())
+	// Plain stdout of a context event is context, as in Claude Code.
+	contextEvent := h.Event == "session_start" || h.Event == "user_prompt_submit"
 	if len(out) == 0 || out[0] != '{' {
+		if contextEvent && len(out) > 0 {
+			return yep.HookFireResult{Decision: yep.DecisionAllow, Context: string(out)}, nil
+		}
 		return yep.HookFireResult{Decision: yep.DecisionAllow}, nil
 	}
 	var o hookOutput
@@ -181,7 +208,11 @@ func runCommandHook(ctx context.Context, dir string, d *packaging.Declarative, h
 	case o.Continue != nil && !*o.Continue:
 		return yep.HookFireResult{Decision: yep.DecisionBlock, Reason: firstNonEmpty(o.StopReason, "stopped by "+h.Command)}, nil
 	}
-	return yep.HookFireResult{Decision: yep.DecisionAllow}, nil
+	res := yep.HookFireResult{Decision: yep.DecisionAllow}
+	if contextEvent {
+		res.Context = o.Specific.AdditionalContext
+	}
+	return res, nil
 }
 
 func firstNonEmpty(s ...string) string {

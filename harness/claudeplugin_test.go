@@ -61,6 +61,10 @@ func TestClaudePluginHookBlocksBash(t *testing.T) {
 			t.Errorf("consent summary lacks %q:\n%s", want, summary)
 		}
 	}
+	// The SessionStart loader's additionalContext reached the session.
+	if got := s.SessionContext(); !strings.Contains(got, "Shell commands are validated by bash-guard") {
+		t.Errorf("session_start context = %q", got)
+	}
 	ctx := context.Background()
 	_, err := s.CallTool(ctx, "bash", "c1", json.RawMessage(`{"command":"grep -r TODO ."}`), nil)
 	var blocked *host.HookBlockedError

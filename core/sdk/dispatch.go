@@ -219,7 +219,7 @@ func (s *Server) fireHook(ctx context.Context, params json.RawMessage) (any, err
 		return nil, s.invalidParams(yep.MethodHookFire, fmt.Errorf("payload: %w", err))
 	}
 	ctx = WithTraceContext(ctx, p.TraceParent, p.TraceState)
-	ev := &HookEvent{Event: p.Event, ToolName: p.ToolName, ToolCallID: payload.ToolCallID, Args: payload.Args, Result: payload.Result}
+	ev := &HookEvent{Event: p.Event, ToolName: p.ToolName, ToolCallID: payload.ToolCallID, Args: payload.Args, Result: payload.Result, Payload: payload}
 	out := yep.HookFireResult{Decision: yep.DecisionAllow}
 	fired := false
 	for _, h := range s.hooks {
@@ -238,6 +238,13 @@ func (s *Server) fireHook(ctx context.Context, params json.RawMessage) (any, err
 		res, err := guard(s, what, func() (yep.HookFireResult, error) { return h.h(ctx, ev) })
 		if err != nil {
 			return nil, s.wireError(ctx, fmt.Sprintf("%s failed on tool %q", what, p.ToolName), err)
+		}
+		if res.Context != "" && res.Decision != yep.DecisionBlock {
+			// Every subscription's context reaches the host, in order.
+			if out.Context != "" {
+				out.Context += "\n\n"
+			}
+			out.Context += res.Context
 		}
 		switch res.Decision {
 		case "", yep.DecisionAllow:

@@ -595,6 +595,9 @@ type HookEvent struct {
 	Args json.RawMessage
 	// Result is the tool's result, for post_tool_use.
 	Result *yep.ToolResult
+	// Payload is the firing's whole payload, with the fields of the
+	// lifecycle events (prompt, source, message, error, stop_hook_active).
+	Payload yep.HookPayload
 }
 
 // Bind decodes the tool call's arguments into v, as [ToolCall.Bind] does.
