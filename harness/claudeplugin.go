@@ -48,6 +48,20 @@ func serveDeclarative(s *sdk.Server, dir string, d *packaging.Declarative) {
 			return yep.CommandExecuteResult{Success: true, Message: c.Expand(args)}, nil
 		})
 	}
+	for _, m := range d.MCPServers {
+		x := func(v string) string { return packaging.ExpandPluginRoot(v, dir) }
+		decl := yep.MCPServerDecl{Name: m.Name, Type: m.Type, Command: x(m.Command), URL: x(m.URL), Headers: m.Headers}
+		for _, a := range m.Args {
+			decl.Args = append(decl.Args, x(a))
+		}
+		if m.Env != nil {
+			decl.Env = map[string]string{}
+			for k, v := range m.Env {
+				decl.Env[k] = x(v)
+			}
+		}
+		s.MCPServer(decl)
+	}
 	type sub struct {
 		event, matcher string
 		opts           sdk.HookOptions

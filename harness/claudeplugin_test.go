@@ -22,9 +22,15 @@ import (
 // starts a session with the built-in coding tools. It returns the session,
 // the package directory and the consent summary that was shown.
 func claudePluginSession(t *testing.T) (*harness.Session, string, string) {
+	return claudeFixtureSession(t, "bash-guard")
+}
+
+// claudeFixtureSession installs, enables and starts packaging's
+// testdata/claudecode/<name> as claudePluginSession does.
+func claudeFixtureSession(t *testing.T, name string) (*harness.Session, string, string) {
 	t.Helper()
-	pkg := filepath.Join(t.TempDir(), "bash-guard")
-	if err := packaging.CopyTree("../packaging/testdata/claudecode/bash-guard", pkg); err != nil {
+	pkg := filepath.Join(t.TempDir(), name)
+	if err := packaging.CopyTree("../packaging/testdata/claudecode/"+name, pkg); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -37,7 +43,7 @@ func claudePluginSession(t *testing.T) (*harness.Session, string, string) {
 	if _, err := h.Manager().Install(ctx, manager.InstallRequest{Source: pkg, Consent: accept}); err != nil {
 		t.Fatalf("installing the Claude Code plugin: %v", err)
 	}
-	if _, err := h.Manager().Enable(ctx, "bash-guard"); err != nil {
+	if _, err := h.Manager().Enable(ctx, name); err != nil {
 		t.Fatalf("enabling it: %v", err)
 	}
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{CodingTools: true, WorkspaceRoot: t.TempDir()})
@@ -55,7 +61,7 @@ func claudePluginSession(t *testing.T) (*harness.Session, string, string) {
 // against built-in bash calls with Claude Code's protocol: a grep is
 // blocked with the script's stderr (exit 2) as the reason, an echo runs.
 func TestClaudePluginHookBlocksBash(t *testing.T) {
-	s, _, summary := claudePluginSession(t)
+	s, pkg, summary := claudePluginSession(t)
 	for _, want := range []string{"Claude Code plugin (no yolop facet)", "pre_tool_use bash", "pinned: hooks/bash_command_validator.py", "Agent command-reviewer"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("consent summary lacks %q:\n%s", want, summary)
@@ -64,6 +70,20 @@ func TestClaudePluginHookBlocksBash(t *testing.T) {
 	// The SessionStart loader's additionalContext reached the session.
 	if got := s.SessionContext(); !strings.Contains(got, "Shell commands are validated by bash-guard") {
 		t.Errorf("session_start context = %q", got)
+	}
+	// Its MCP server and skill are contributed, ${CLAUDE_PLUGIN_ROOT}
+	// expanded to the package directory.
+	e, ok := s.Extension("bash-guard")
+	if !ok {
+		t.Fatal("bash-guard is not in the session")
+	}
+	mcps := e.MCPServers()
+	if len(mcps) != 1 || mcps[0].Name != "guard-notes" || mcps[0].Command != filepath.Join(pkg, "servers", "notes.py") ||
+		len(mcps[0].Args) != 2 || mcps[0].Args[1] != pkg || mcps[0].Env["NOTES_DIR"] != filepath.Join(pkg, "notes") {
+		t.Errorf("MCP servers %+v", mcps)
+	}
+	if sk := e.Skills(); len(sk) != 1 || filepath.Base(sk[0]) != "guard-rules" {
+		t.Errorf("skills %q", sk)
 	}
 	ctx := context.Background()
 	_, err := s.CallTool(ctx, "bash", "c1", json.RawMessage(`{"command":"grep -r TODO ."}`), nil)
@@ -103,5 +123,17 @@ func TestClaudePluginEditedHookRefused(t *testing.T) {
 	var blocked *host.HookBlockedError
 	if !errors.As(err, &blocked) || !strings.Contains(blocked.Reason, "hooks/bash_command_validator.py changed since it was approved") {
 		t.Fatalf("after the edit = %v, want the call blocked because the script changed", err)
+	}
+}
+
+// TestClaudePluginCrashingHookFailsClosed: a PreToolUse hook whose script
+// crashes (exit 1, a traceback) blocks the call — Claude Code would run
+// it — and the reason names the failure.
+func TestClaudePluginCrashingHookFailsClosed(t *testing.T) {
+	s, _, _ := claudeFixtureSession(t, "broken-guard")
+	_, err := s.CallTool(context.Background(), "bash", "c1", json.RawMessage(`{"command":"echo never"}`), nil)
+	var blocked *host.HookBlockedError
+	if !errors.As(err, &blocked) || !strings.Contains(blocked.Reason, "on_error is block") || !strings.Contains(blocked.Reason, "KeyError: 'input'") {
+		t.Fatalf("crashing hook = %v, want the call blocked naming the failure", err)
 	}
 }
