@@ -21,7 +21,8 @@ func (a *app) extCmd() *cobra.Command {
   replay <file> <dir|name>  play a recorded session's host side against a new build
   validate-wire <file>  check a transcript's messages against the YEP schema
   info <name|path|crate>  everything it contributes, its approval and health
-  search <term>      find extensions in the registry
+  search <term>      find extensions in the registry and the added marketplaces
+  marketplace        add, list or remove Claude Code plugin marketplaces
   config             get, set or unset plain config fields
   secret, pack       credential-store secrets; package a .crate
 
@@ -31,6 +32,7 @@ See docs/extensions.md for sources, consent, settings.toml and list output.`,
 		a.extNewCmd(), a.extInstallCmd(), a.extListCmd(), a.extEnableCmd(), a.extDisableCmd(),
 		a.extUpdateCmd(), a.extRemoveCmd(),
 		a.extDoctorCmd(), a.extReplayCmd(), a.extValidateWireCmd(), a.extPackCmd(), a.extSecretCmd(), a.extConfigCmd(), a.extSearchCmd(), a.extInfoCmd(),
+		a.extMarketplaceCmd(),
 	)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"yolop.dev/harness"
 )
 
 func (a *app) extSearchCmd() *cobra.Command {
@@ -12,6 +13,7 @@ func (a *app) extSearchCmd() *cobra.Command {
 		asJSON   bool
 		registry string
 		limit    int
+		market   string
 	)
 	cmd := &cobra.Command{
 		Use:   "search [term]",
@@ -25,7 +27,12 @@ yolop registry publish writes) has no API and cannot be searched.`,
 			if err != nil {
 				return err
 			}
-			r, err := h.Search(cmd.Context(), registry, strings.Join(args, ""), limit)
+			var r *harness.SearchResults
+			if market != "" {
+				r, err = h.SearchMarketplaces(cmd.Context(), market, strings.Join(args, ""))
+			} else {
+				r, err = h.Search(cmd.Context(), registry, strings.Join(args, ""), limit)
+			}
 			if err != nil {
 				return err
 			}
@@ -42,6 +49,7 @@ yolop registry publish writes) has no API and cannot be searched.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	cmd.Flags().StringVar(&registry, "registry", "", "search this sparse registry (`sparse+URL`; default: [extensions] registry in settings.toml, else crates.io)")
 	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many results")
+	cmd.Flags().StringVar(&market, "marketplace", "", "search only this added marketplace (`name`; see yolop ext marketplace)")
 	return cmd
 }
 

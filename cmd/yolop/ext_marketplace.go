@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// extMarketplaceCmd groups the Claude Code marketplace verbs.
+func (a *app) extMarketplaceCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "marketplace",
+		Short: "Add, list and remove Claude Code plugin marketplaces",
+		Long: `A marketplace is a catalog of plugins, .claude-plugin/marketplace.json, in a
+git repository or a directory. Once added, its plugins are listed by
+yolop ext search and install as <plugin>@<marketplace>:
+
+  yolop ext marketplace add github:anthropics/claude-code
+  yolop ext search --marketplace claude-code-plugins
+  yolop ext install commit-commands@claude-code-plugins
+
+A git marketplace is read at one commit, recorded in settings.toml; its
+plugins install from that commit, which extensions.lock pins. Adding it
+again reads the catalog at the ref's current commit (that is how it is
+updated); yolop ext update <plugin> then takes the change, with consent when
+it widens what was approved. See docs/plugins.md.`,
+	}
+	cmd.AddCommand(a.extMarketplaceAddCmd(), a.extMarketplaceListCmd(), a.extMarketplaceRemoveCmd())
+	return cmd
+}
+
+func (a *app) extMarketplaceAddCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "add <git-url[@ref]|github:owner/repo[@ref]|path>",
+		Short: "Read a marketplace's catalog and record it in settings.toml",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := a.harness()
+			if err != nil {
+				return err
+			}
+			m, err := h.Marketplaces().Add(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			at := ""
+			if m.Commit != "" {
+				at = " at " + m.Commit
+			}
+			fmt.Fprintf(a.stdout, "added marketplace %s (%d plugins) from %s%s\n", m.Name, len(m.Catalog.Plugins), m.Source, at)
+			fmt.Fprintf(a.stdout, "list its plugins with `yolop ext search --marketplace %s`; install one with `yolop ext install <plugin>@%s`\n", m.Name, m.Name)
+			return nil
+		},
+	}
+}
+
+func (a *app) extMarketplaceListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the added marketplaces",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := a.harness()
+			if err != nil {
+				return err
+			}
+			list, err := h.Marketplaces().List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			type row struct {
+				Name    string   `json:"name"`
+				Source  string   `json:"source"`
+				Ref     string   `json:"ref,omitempty"`
+				Commit  string   `json:"commit,omitempty"`
+				Plugins []string `json:"plugins"`
+				Error   string   `json:"error,omitempty"`
+			}
+			rows := []row{}
+			for _, m := range list {
+				r := row{Name: m.Name, Source: m.Source, Ref: m.Ref, Commit: m.Commit, Plugins: []string{}}
+				if m.Err != nil {
+					r.Error = m.Err.Error()
+				} else {
+					for _, p := range m.Catalog.Plugins {
+						r.Plugins = append(r.Plugins, p.Name)
+					}
+				}
+				rows = append(rows, r)
+			}
+			if asJSON {
+				return a.printJSON(rows)
+			}
+			if len(rows) == 0 {
+				fmt.Fprintln(a.stdout, "no marketplaces added; add one with `yolop ext marketplace add <git-url|path>`")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "MARKETPLACE\tSOURCE\tPLUGINS")
+			for _, r := range rows {
+				src := r.Source
+				if r.Ref != "" {
+					src += "@" + r.Ref
+				}
+				if r.Commit != "" {
+					src += " (commit " + r.Commit[:min(12, len(r.Commit))] + ")"
+				}
+				plugins := strings.Join(r.Plugins, ", ")
+				if r.Error != "" {
+					plugins = "error: " + r.Error
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, src, plugins)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func (a *app) extMarketplaceRemoveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove <name>",
+		Short: "Forget a marketplace; plugins installed from it stay installed",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := a.harness()
+			if err != nil {
+				return err
+			}
+			if err := h.Marketplaces().Remove(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "removed marketplace %s; plugins installed from it stay installed, and update again once it is added again\n", args[0])
+			return nil
+		},
+	}
+}
