@@ -187,7 +187,11 @@ func failClosedOutcome(event string) string {
 
 func (d *run) checkHooks(ctx context.Context) {
 	for _, sub := range d.servedHooks() {
-		d.probeHook(ctx, sub)
+		if sub.Event == yep.HookPreToolUse || sub.Event == yep.HookPostToolUse {
+			d.probeHook(ctx, sub)
+		} else {
+			d.probeLifecycle(ctx, sub) // lifecycle.go
+		}
 	}
 }
 
