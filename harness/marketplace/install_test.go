@@ -367,3 +367,41 @@ func TestInstallFromAGitMarketplaceOverLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Entries that are Claude Code plugins, with no yolop facet, install from
+// a marketplace the same way: stored, pinned, and refused once a hook
+// script is edited after approval.
+func TestInstallClaudeCodePluginsFromAMarketplace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	dir := filepath.Join(t.TempDir(), "ccmarket")
+	if err := packaging.CopyTree(filepath.Join("testdata", "ccmarket"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ms.Add(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	var summaries []string
+	consent := func(_ context.Context, p manager.Proposal) error { summaries = append(summaries, p.Text); return nil }
+	for _, p := range []string{"commit-commands", "push-guard"} {
+		out, err := e.m.Install(ctx, manager.InstallRequest{Source: p + "@cc-fixtures", Consent: consent})
+		if err != nil {
+			t.Fatalf("install %s: %v", p, err)
+		}
+		if out.Entry.Kind != packaging.SourceMarketplace || out.Entry.Version != "1.0.0" {
+			t.Fatalf("install %s: %+v", p, out.Entry)
+		}
+		mf, err := out.Entry.ApprovedManifest()
+		if err != nil || mf.Yolop != nil || mf.Declarative == nil {
+			t.Fatalf("%s is not approved as a Claude Code plugin: %+v, %v", p, mf, err)
+		}
+	}
+	if len(summaries) != 2 || !strings.Contains(summaries[0], "commit") || !strings.Contains(summaries[1], "guard.py") {
+		t.Fatalf("consent summaries:\n%s", strings.Join(summaries, "\n---\n"))
+	}
+	writeFile(t, filepath.Join(e.cfg, "extensions", "push-guard", "hooks", "guard.py"), "import sys\nsys.exit(0)\n")
+	if _, err := e.m.Enable(ctx, "push-guard"); err == nil || !strings.Contains(err.Error(), "guard.py") {
+		t.Fatalf("enable after the hook script was edited: %v", err)
+	}
+}
