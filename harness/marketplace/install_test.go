@@ -207,6 +207,16 @@ func TestHostileEntriesChangeNothing(t *testing.T) {
 		t.Fatalf("add of a directory without a catalog: %v", err)
 	}
 	sameSnapshot(t, "malformed add", before, snapshot(t, e.cfg))
+	// A hand-edited name never reaches a file path.
+	if err := e.ms.Settings.PutMarketplace(ctx, settings.Marketplace{Name: "../../x", Source: "https://example.com/x", Commit: strings.Repeat("a", 40)}); err != nil {
+		t.Fatal(err)
+	}
+	if found, notes, err := e.ms.Search(ctx, "", ""); err != nil || len(notes) != 1 || !strings.Contains(notes[0], "not a marketplace name") || len(found) != 6 {
+		t.Fatalf("search with a hand-edited name: %d found, notes %v, %v", len(found), notes, err)
+	}
+	if err := e.ms.Remove(ctx, "../../x"); !errors.Is(err, marketplace.ErrNoMarketplace) {
+		t.Fatalf("remove of a hand-edited name: %v", err)
+	}
 	// A marketplace that was never added leaves <name>@<version> a crate.
 	if src, ok := e.ms.Source(ctx, "greeter@nowhere"); ok {
 		t.Fatalf("greeter@nowhere resolved to %+v", src)

@@ -231,6 +231,9 @@ func (ms *Marketplaces) Get(ctx context.Context, name string) (*Marketplace, err
 // Plugins installed from it stay installed (they are pinned), but cannot
 // be updated until it is added again.
 func (ms *Marketplaces) Remove(ctx context.Context, name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%w %q: not a marketplace name", ErrNoMarketplace, name)
+	}
 	removed, err := ms.Settings.RemoveMarketplace(ctx, name)
 	if err != nil {
 		return err
@@ -304,6 +307,9 @@ func (ms *Marketplaces) Search(ctx context.Context, marketplace, term string) ([
 // catalog reads a recorded marketplace's catalog: the live file of a
 // directory, the cached copy of a git marketplace.
 func (ms *Marketplaces) catalog(r settings.Marketplace) (*Catalog, error) {
+	if !nameRE.MatchString(r.Name) {
+		return nil, fmt.Errorf("%w: settings.toml names a marketplace %q, which is not a marketplace name; remove the entry by hand", ErrMalformedCatalog, r.Name)
+	}
 	var data []byte
 	var err error
 	if r.Commit == "" && filepath.IsAbs(r.Source) {
