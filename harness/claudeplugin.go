@@ -190,6 +190,7 @@ func runCommandHook(ctx context.Context, dir string, d *packaging.Declarative, h
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(input), &stdout, &stderr
 	cmd.WaitDelay = packagingHookWaitDelay
+	ownGroup(cmd)
 	err = cmd.Run()
 	var exit *exec.ExitError
 	switch {

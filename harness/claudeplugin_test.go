@@ -137,3 +137,14 @@ func TestClaudePluginCrashingHookFailsClosed(t *testing.T) {
 		t.Fatalf("crashing hook = %v, want the call blocked naming the failure", err)
 	}
 }
+
+// TestClaudePluginHungHookFailsClosed: a PreToolUse hook that never
+// answers blocks the call once its 1 s timeout passes.
+func TestClaudePluginHungHookFailsClosed(t *testing.T) {
+	s, _, _ := claudeFixtureSession(t, "slow-guard")
+	_, err := s.CallTool(context.Background(), "bash", "c1", json.RawMessage(`{"command":"echo never"}`), nil)
+	var blocked *host.HookBlockedError
+	if !errors.As(err, &blocked) || !strings.Contains(blocked.Reason, "on_error is block") {
+		t.Fatalf("hung hook = %v, want the call blocked", err)
+	}
+}

@@ -642,6 +642,13 @@ func attachDeclarative(m *Manifest, raw []byte, o LoadOptions) error {
 	if err != nil {
 		return &ManifestError{File: m.File, Problems: []string{err.Error()}, kinds: []error{ErrInvalidManifest}}
 	}
+	subs := map[[2]string]bool{}
+	for _, h := range d.Hooks {
+		subs[[2]string{h.Event, h.Matcher}] = true
+	}
+	if len(subs) > MaxHookSubscriptions {
+		return &ManifestError{File: m.File, Problems: []string{fmt.Sprintf("hooks: %d subscriptions (event and tool) after mapping, more than the %d an extension may hold", len(subs), MaxHookSubscriptions)}, kinds: []error{ErrInvalidManifest}}
+	}
 	m.Declarative = d
 	m.Skills, m.SkillPins = nil, []SkillPin{}
 	if fi, err := os.Stat(filepath.Join(m.Dir, "skills")); err == nil && fi.IsDir() {
