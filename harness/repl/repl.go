@@ -672,6 +672,12 @@ func (r *REPL) status() {
 	stats := r.o.Session.Stats()
 	sort.Slice(stats, func(i, j int) bool { return stats[i].Name < stats[j].Name })
 	tools, skills := r.o.Session.Tools(), r.o.Session.Skills()
+	unfired := map[string][]string{} // by extension: its hooks that never fired
+	for _, h := range r.o.Session.HookReport() {
+		if h.Fired == 0 && h.Extension != "" {
+			unfired[h.Extension] = append(unfired[h.Extension], h.Event+":"+h.Matcher)
+		}
+	}
 	for _, st := range stats {
 		cost := r.contextCost(st.Name, tools, skills)
 		var refused []string
@@ -690,6 +696,10 @@ func (r *REPL) status() {
 		}
 		text := fmt.Sprintf("%-12s %s calls=%d errors=%d p50=%.2fms p99=%.2fms restarts=%d trace_dropped=%d violations=%d hooks=%s tokens=%d",
 			st.Name, r.o.Paint(fmt.Sprintf("%-9s", st.State)), st.Calls, st.Errors, ms(st.P50), ms(st.P99), st.Restarts, st.TraceDropped, st.ProtocolViolations, strings.Join(hooks, ","), cost.Total())
+		if u := unfired[st.Name]; len(u) > 0 {
+			fields["hooks_unfired"] = u
+			text += " unfired=" + strings.Join(u, ",")
+		}
 		if st.Status != "" {
 			text += fmt.Sprintf(" status=%q", st.Status)
 		}
@@ -698,6 +708,20 @@ func (r *REPL) status() {
 		}
 		for _, rf := range refused {
 			text += "\n  refused: " + rf
+		}
+		r.event("status", fields, text)
+	}
+	// The hook subscriptions that timed out or failed; those that have not
+	// fired yet are on their extension's line.
+	for _, h := range r.o.Session.HookReport() {
+		if h.Timeouts == 0 && h.Failures == 0 {
+			continue
+		}
+		fields := map[string]any{"hook": h.Event, "matcher": h.Matcher, "capability": h.Capability,
+			"fired": h.Fired, "timeouts": h.Timeouts, "failures": h.Failures, "last_error": h.LastError}
+		text := fmt.Sprintf("hook %s %q of %s: fired=%d timeouts=%d failures=%d", h.Event, h.Matcher, h.Capability, h.Fired, h.Timeouts, h.Failures)
+		if h.LastError != "" {
+			text += "\n  last error: " + h.LastError
 		}
 		r.event("status", fields, text)
 	}
