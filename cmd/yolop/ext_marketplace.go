@@ -22,12 +22,11 @@ yolop ext search and install as <plugin>@<marketplace>:
   yolop ext install commit-commands@claude-code-plugins
 
 A git marketplace is read at one commit, recorded in settings.toml; its
-plugins install from that commit, which extensions.lock pins. Adding it
-again reads the catalog at the ref's current commit (that is how it is
-updated); yolop ext update <plugin> then takes the change, with consent when
+plugins install from that commit, which extensions.lock pins. update <name>
+(or adding it again) reads the catalog at the ref's current commit; yolop ext update <plugin> then takes the change, with consent when
 it widens what was approved. See docs/plugins.md.`,
 	}
-	cmd.AddCommand(a.extMarketplaceAddCmd(), a.extMarketplaceListCmd(), a.extMarketplaceRemoveCmd())
+	cmd.AddCommand(a.extMarketplaceAddCmd(), a.extMarketplaceListCmd(), a.extMarketplaceUpdateCmd(), a.extMarketplaceRemoveCmd())
 	return cmd
 }
 
@@ -119,6 +118,30 @@ func (a *app) extMarketplaceListCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
+}
+
+func (a *app) extMarketplaceUpdateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "update <name>",
+		Short: "Read a marketplace's catalog again (a git one at its ref's current commit)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := a.harness()
+			if err != nil {
+				return err
+			}
+			m, err := h.Marketplaces().Update(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			at := ""
+			if m.Commit != "" {
+				at = " at " + m.Commit
+			}
+			fmt.Fprintf(a.stdout, "updated marketplace %s (%d plugins)%s; `yolop ext update <plugin>` takes its changes\n", m.Name, len(m.Catalog.Plugins), at)
+			return nil
+		},
+	}
 }
 
 func (a *app) extMarketplaceRemoveCmd() *cobra.Command {

@@ -41,6 +41,8 @@ func TestExtMarketplaceThroughTheBinary(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(cfg, packaging.LockFileName)); string(after) != string(before) {
 		t.Error("a failed install changed extensions.lock")
 	}
+	out = must(t, cfg, work, "ext", "marketplace", "update", "yolop-fixtures")
+	mustContain(t, "update", out, "updated marketplace yolop-fixtures (2 plugins)")
 	must(t, cfg, work, "ext", "marketplace", "remove", "yolop-fixtures")
 	out = must(t, cfg, work, "ext", "marketplace", "list", "--json")
 	if strings.TrimSpace(out) != "[]" {

@@ -342,8 +342,8 @@ func TestInstallFromAGitMarketplaceOverLoopback(t *testing.T) {
 	if err != nil || !out.Unchanged {
 		t.Fatalf("update before the marketplace moved: %+v, %v", out, err)
 	}
-	if mk, err = e.ms.Add(ctx, url+"/market"); err != nil || mk.Commit != second {
-		t.Fatalf("re-add: %+v, %v", mk, err)
+	if mk, err = e.ms.Update(ctx, "yolop-fixtures"); err != nil || mk.Commit != second {
+		t.Fatalf("marketplace update: %+v, %v", mk, err)
 	}
 	before := snapshot(t, e.cfg)
 	if _, err := e.m.Update(ctx, "bash-guard", func(_ context.Context, p manager.Proposal) error {

@@ -190,6 +190,21 @@ func (ms *Marketplaces) Add(ctx context.Context, src string) (*Marketplace, erro
 	return &Marketplace{Marketplace: rec, Catalog: cat}, nil
 }
 
+// Update reads the catalog of the marketplace named name again, from its
+// recorded source and ref (a git one at the ref's current commit), as
+// adding it again does.
+func (ms *Marketplaces) Update(ctx context.Context, name string) (*Marketplace, error) {
+	m, err := ms.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	loc := Location{Dir: m.Source}
+	if m.Commit != "" || !filepath.IsAbs(m.Source) {
+		loc = Location{URL: m.Source, Ref: m.Ref}
+	}
+	return ms.Add(ctx, loc.String())
+}
+
 // List returns the recorded marketplaces with their catalogs; a catalog
 // that cannot be read is reported in the marketplace's Err.
 func (ms *Marketplaces) List(ctx context.Context) ([]Marketplace, error) {
