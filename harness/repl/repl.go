@@ -596,6 +596,13 @@ func (r *REPL) command(ctx context.Context, name, args string) {
 		r.Fail(err)
 		return
 	}
+	if res.Success && r.o.Agent != nil && promptCommand(r.o.Session, name) {
+		// A Claude Code plugin's command expands to a prompt: it is the
+		// user's message of a turn.
+		r.event("command_result", map[string]any{"command": name, "success": true, "message": res.Message, "prompt": true}, "")
+		r.turn(ctx, res.Message)
+		return
+	}
 	if r.o.Agent != nil {
 		// The model sees what the user saw, with the next message.
 		ran := strings.TrimSpace("/" + name + " " + args)
