@@ -11,7 +11,8 @@ import (
 
 // A Claude Code marketplace through the binary: add a directory's
 // catalog, search it, install an entry by <plugin>@<marketplace>
-// (a yolop package: its lock entry pins the stored copy), refuse a plugin
+// (a yolop package, and a Claude Code plugin without the facet from a
+// second catalog: their lock entries pin the stored copies), refuse a plugin
 // the catalog does not list, and remove the marketplace.
 func TestExtMarketplaceThroughTheBinary(t *testing.T) {
 	t.Parallel()
@@ -22,6 +23,10 @@ func TestExtMarketplaceThroughTheBinary(t *testing.T) {
 	}
 	out := must(t, cfg, work, "ext", "marketplace", "add", "./market")
 	mustContain(t, "add", out, "added marketplace yolop-fixtures (2 plugins) from "+market)
+	if err := packaging.CopyTree(filepath.Join("..", "..", "harness", "marketplace", "testdata", "ccmarket"), filepath.Join(work, "ccmarket")); err != nil {
+		t.Fatal(err)
+	}
+	must(t, cfg, work, "ext", "marketplace", "add", "./ccmarket")
 	out = must(t, cfg, work, "ext", "search", "--marketplace", "yolop-fixtures", "push")
 	mustContain(t, "search", out, "bash-guard@yolop-fixtures", "0.1.0", "Blocks git push")
 	if strings.Contains(out, "greeter") {
@@ -29,8 +34,12 @@ func TestExtMarketplaceThroughTheBinary(t *testing.T) {
 	}
 	out = must(t, cfg, work, "ext", "install", "greeter@yolop-fixtures", "--yes")
 	mustContain(t, "install", out, "Extension greeter 0.2.0")
+	// A Claude Code plugin, no yolop facet: its summary shows its hook
+	// script.
+	out = must(t, cfg, work, "ext", "install", "push-guard@cc-fixtures", "--yes")
+	mustContain(t, "install push-guard", out, "push-guard", "guard.py")
 	lock, err := packaging.ReadLockFile(filepath.Join(cfg, packaging.LockFileName))
-	if err != nil || lock.Entry("greeter") == nil || lock.Entry("greeter").Kind != packaging.SourceMarketplace || lock.Entry("greeter").Source != "greeter@yolop-fixtures" {
+	if err != nil || lock.Entry("greeter") == nil || lock.Entry("greeter").Kind != packaging.SourceMarketplace || lock.Entry("greeter").Source != "greeter@yolop-fixtures" || lock.Entry("push-guard") == nil || lock.Entry("push-guard").Kind != packaging.SourceMarketplace {
 		t.Fatalf("lock = %+v, %v", lock, err)
 	}
 	before, _ := os.ReadFile(filepath.Join(cfg, packaging.LockFileName))
@@ -45,7 +54,7 @@ func TestExtMarketplaceThroughTheBinary(t *testing.T) {
 	mustContain(t, "update", out, "updated marketplace yolop-fixtures (2 plugins)")
 	must(t, cfg, work, "ext", "marketplace", "remove", "yolop-fixtures")
 	out = must(t, cfg, work, "ext", "marketplace", "list", "--json")
-	if strings.TrimSpace(out) != "[]" {
+	if strings.Contains(out, "yolop-fixtures") || !strings.Contains(out, `"name": "cc-fixtures"`) {
 		t.Errorf("list after remove = %s", out)
 	}
 }

@@ -379,17 +379,21 @@ func TestInstallFromAGitMarketplaceOverLoopback(t *testing.T) {
 }
 
 // Entries that are Claude Code plugins, with no yolop facet, install from
-// a marketplace the same way: stored, pinned, and refused once a hook
-// script is edited after approval.
+// a git marketplace on a loopback server the same way: stored, pinned at
+// the marketplace's commit, and refused once a hook script is edited
+// after approval.
 func TestInstallClaudeCodePluginsFromAMarketplace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
-	dir := filepath.Join(t.TempDir(), "ccmarket")
+	root := t.TempDir()
+	dir := filepath.Join(root, "ccmarket")
 	if err := packaging.CopyTree(filepath.Join("testdata", "ccmarket"), dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.ms.Add(ctx, dir); err != nil {
+	gitCmd(t, dir, "init", "-q", "-b", "main")
+	commit := commitAll(t, dir, "catalog")
+	if _, err := e.ms.Add(ctx, serveGit(t, root)+"/ccmarket"); err != nil {
 		t.Fatal(err)
 	}
 	var summaries []string
@@ -399,7 +403,7 @@ func TestInstallClaudeCodePluginsFromAMarketplace(t *testing.T) {
 		if err != nil {
 			t.Fatalf("install %s: %v", p, err)
 		}
-		if out.Entry.Kind != packaging.SourceMarketplace || out.Entry.Version != "1.0.0" {
+		if out.Entry.Kind != packaging.SourceMarketplace || out.Entry.Version != "1.0.0" || out.Entry.Commit != commit {
 			t.Fatalf("install %s: %+v", p, out.Entry)
 		}
 		mf, err := out.Entry.ApprovedManifest()
