@@ -670,3 +670,29 @@ func (d *differ) declarativeSkills(old, next *Manifest) {
 	}
 	d.skills(&Facet{Skills: true}, &Facet{Skills: true}, &o, next)
 }
+
+// NoVersion is the version recorded for a Claude Code plugin whose
+// plugin.json names none (only its name is required there).
+const NoVersion = "0.0.0"
+
+// claudeDefaults fills what Claude Code's plugin.json may leave out and
+// yolop's manifest requires — the version — in a manifest without a yolop
+// facet. It reports whether it did.
+func claudeDefaults(data []byte) ([]byte, bool) {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(data, &doc) != nil {
+		return data, false
+	}
+	if _, facet := doc["yolop"]; facet {
+		return data, false
+	}
+	if _, ok := doc["version"]; ok {
+		return data, false
+	}
+	doc["version"] = json.RawMessage(`"` + NoVersion + `"`)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return data, false
+	}
+	return out, true
+}

@@ -154,3 +154,29 @@ func TestClaudePluginLockRoundTrip(t *testing.T) {
 		t.Fatalf("the approved manifest read back differs from the live one: %s", ch)
 	}
 }
+
+// TestClaudePluginWithoutVersion: Claude Code requires only a name; a
+// plugin.json without a version loads as 0.0.0 with a warning, and a
+// hooks path it names must exist.
+func TestClaudePluginWithoutVersion(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".claude-plugin"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "commands"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".claude-plugin", "plugin.json"), []byte(`{"name":"tiny","author":{"name":"a"},"hooks":"./extra/hooks.json"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "commands", "hi.md"), []byte("Say hi to $ARGUMENTS.\n"), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "extra/hooks.json") {
+		t.Fatalf("a missing hooks path: %v", err)
+	}
+	os.MkdirAll(filepath.Join(dir, "extra"), 0o755)
+	os.WriteFile(filepath.Join(dir, "extra", "hooks.json"), []byte(`{"hooks":{}}`), 0o644)
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != NoVersion || !slices.Contains(m.Warnings, "plugin.json names no version; recorded as 0.0.0") {
+		t.Fatalf("version %q warnings %q", m.Version, m.Warnings)
+	}
+	if got := m.Declarative.Commands[0].Expand("yolop"); got != "Say hi to yolop.\n" {
+		t.Fatalf("expanded %q", got)
+	}
+}

@@ -337,12 +337,16 @@ func (o LoadOptions) Load(dir string) (*Manifest, error) {
 	}
 	switch {
 	case err == nil:
+		data, unversioned := claudeDefaults(data)
 		m, err := parseManifest(data, root, pj, "", o)
 		if err != nil {
 			return nil, err
 		}
 		if err := attachDeclarative(m, data, o); err != nil {
 			return nil, err
+		}
+		if unversioned {
+			m.Warnings = append(m.Warnings, "plugin.json names no version; recorded as "+NoVersion)
 		}
 		if err := mergeCargoArtifacts(m, root, max); err != nil {
 			return nil, err
