@@ -680,7 +680,7 @@ const NoVersion = "0.0.0"
 // facet. It reports whether it did.
 func claudeDefaults(data []byte) ([]byte, bool) {
 	var doc map[string]json.RawMessage
-	if json.Unmarshal(data, &doc) != nil {
+	if json.Unmarshal(data, &doc) != nil || doc == nil {
 		return data, false
 	}
 	if _, facet := doc["yolop"]; facet {
