@@ -95,7 +95,8 @@ type LockFields struct {
 }
 
 // Info describes arg: an installed extension's name, a package directory,
-// or a crate source (crates.io:<crate>, sparse+URL#<crate>, or a bare name
+// an entry of an added marketplace (<plugin>@<marketplace>, staged in a
+// temporary directory), or a crate source (crates.io:<crate>, sparse+URL#<crate>, or a bare name
 // that is not installed, looked up in registry — "" means the default). A
 // crate is downloaded into a temporary directory, verified and read; its
 // server is never provisioned and nothing of it runs or is installed.
@@ -105,6 +106,9 @@ func (h *Harness) Info(ctx context.Context, arg, registry string) (*Info, error)
 	}
 	if in, err := h.infoOfInstalled(ctx, arg); err == nil || !errors.Is(err, packaging.ErrNotInstalled) {
 		return in, err
+	}
+	if src, ok := h.Marketplaces().Source(ctx, arg); ok {
+		return h.infoOfMarketplaceEntry(ctx, src)
 	}
 	src, err := packaging.ParseSource(arg)
 	if err != nil {

@@ -3,8 +3,12 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
+	"yolop.dev/harness/fetch"
 	"yolop.dev/harness/marketplace"
+	"yolop.dev/packaging"
 	"yolop.dev/registry/cratesio"
 	"yolop.dev/registry/git"
 )
@@ -48,4 +52,31 @@ func (r *SearchResults) addPlugins(found []marketplace.Match) {
 		}
 		r.Results = append(r.Results, cratesio.SearchResult{Name: x.Plugin, Extension: x.Ref, Version: x.Version, Description: desc})
 	}
+}
+
+// infoOfMarketplaceEntry stages a marketplace entry in a temporary
+// directory and reads its manifest, as an install would before asking;
+// nothing is installed and nothing runs.
+func (h *Harness) infoOfMarketplaceEntry(ctx context.Context, src packaging.Source) (*Info, error) {
+	tmp, err := os.MkdirTemp("", "yolop-info-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	fetchFn, _, err := h.marketplaceFetcher().Open(src, fetch.Request{})
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(tmp, "pkg")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := fetchFn(ctx, dir); err != nil {
+		return nil, fmt.Errorf("info %s: %w", src, err)
+	}
+	m, err := packaging.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("info %s: %w", src, err)
+	}
+	return notInstalled(m, src.String(), src.Kind), nil
 }

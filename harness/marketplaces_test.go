@@ -56,6 +56,14 @@ func TestSearchListsMarketplacePlugins(t *testing.T) {
 	if _, err := h.SearchMarketplaces(ctx, "nowhere", ""); err == nil || !strings.Contains(err.Error(), "added: yolop-fixtures") {
 		t.Fatalf("an unknown marketplace: %v", err)
 	}
+	// ext info reads an entry before it is installed.
+	in, err := h.Info(ctx, "greeter@yolop-fixtures", "")
+	if err != nil || in.Approval != "not installed" || in.Kind != "marketplace" || in.Source != "greeter@yolop-fixtures" || !strings.Contains(in.Summary, "greet") {
+		t.Fatalf("info = %+v, %v", in, err)
+	}
+	if _, err := os.Stat(filepath.Join(h.ConfigDir(), "extensions", "greeter")); !os.IsNotExist(err) {
+		t.Fatalf("info installed something: %v", err)
+	}
 	out, err := h.Manager().Install(ctx, manager.InstallRequest{Source: "greeter@yolop-fixtures", Consent: func(context.Context, manager.Proposal) error { return nil }})
 	if err != nil || out.Entry.Kind != packaging.SourceMarketplace {
 		t.Fatalf("install = %+v, %v", out, err)
