@@ -63,3 +63,28 @@ func TestStatusNamesUnfiredHooks(t *testing.T) {
 		t.Fatalf("/status = %+v, want echo's line naming its unfired pre_tool_use hook", ev)
 	}
 }
+
+// As the session closes, its hook report has a line of text per hook
+// that never fired, timed out or failed.
+func TestHookReportAtClose(t *testing.T) {
+	s := host.NewSession(host.SessionOptions{Builtins: []host.Capability{guardHooks{}}})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.FireEvent(context.Background(), yep.HookStop, "", yep.HookPayload{})
+	out := &recorder{lifecycle: true}
+	r := repl.New(repl.Options{Session: s, Out: out})
+	s.Close()
+	r.Close()
+	ev, _ := out.take()
+	var report []string
+	for _, e := range ev {
+		if e.kind == yep.EventHookReport {
+			report = append(report, e.text)
+		}
+	}
+	want := "hooks at the end of the session:\n  stop \"*\" of builtin:guard: fired 1, failed 1: guard is broken\n  pre_compact \"*\" of builtin:guard: never fired"
+	if len(report) != 1 || report[0] != want {
+		t.Fatalf("hook report = %q, want %q", report, want)
+	}
+}

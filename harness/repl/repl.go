@@ -163,6 +163,8 @@ func (r *REPL) SessionEvent(ev host.Event) {
 		}
 	case yep.WarningData:
 		text = "warning: " + d.Message
+	case yep.HookReportData:
+		text = hookReportText(d)
 	}
 	r.event(ev.Type, eventFields(ev), text)
 }
