@@ -29,6 +29,15 @@ func claudePluginSession(t *testing.T) (*harness.Session, string, string) {
 // testdata/claudecode/<name> as claudePluginSession does.
 func claudeFixtureSession(t *testing.T, name string) (*harness.Session, string, string) {
 	t.Helper()
+	h, pkg, summary := claudeFixtureInstalled(t, name)
+	return startSession(t, h), pkg, summary
+}
+
+// claudeFixtureInstalled installs and enables packaging's
+// testdata/claudecode/<name> from a copy in a fresh config directory. It
+// returns the harness, the package directory and the consent summary.
+func claudeFixtureInstalled(t *testing.T, name string) (*harness.Harness, string, string) {
+	t.Helper()
 	pkg := filepath.Join(t.TempDir(), name)
 	if err := packaging.CopyTree("../packaging/testdata/claudecode/"+name, pkg); err != nil {
 		t.Fatal(err)
@@ -46,6 +55,13 @@ func claudeFixtureSession(t *testing.T, name string) (*harness.Session, string, 
 	if _, err := h.Manager().Enable(ctx, name); err != nil {
 		t.Fatalf("enabling it: %v", err)
 	}
+	return h, pkg, summary
+}
+
+// startSession starts a session of h with the built-in coding tools.
+func startSession(t *testing.T, h *harness.Harness) *harness.Session {
+	t.Helper()
+	ctx := context.Background()
 	s, warnings := h.NewSession(ctx, harness.SessionOptions{CodingTools: true, WorkspaceRoot: t.TempDir()})
 	t.Cleanup(s.Close)
 	if len(warnings) != 0 {
@@ -54,7 +70,7 @@ func claudeFixtureSession(t *testing.T, name string) (*harness.Session, string, 
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return s, pkg, summary
+	return s
 }
 
 // TestClaudePluginHookBlocksBash runs the plugin's Python PreToolUse hook
@@ -146,5 +162,39 @@ func TestClaudePluginHungHookFailsClosed(t *testing.T) {
 	var blocked *host.HookBlockedError
 	if !errors.As(err, &blocked) || !strings.Contains(blocked.Reason, "on_error is block") {
 		t.Fatalf("hung hook = %v, want the call blocked", err)
+	}
+}
+
+// TestClaudePluginUpdateDiffsAndReapproves edits the hook script of an
+// installed path source: the next session leaves the plugin off, naming
+// the change; yolop ext update shows the script's change as a widening and
+// asks; once approved, the new script is what runs.
+func TestClaudePluginUpdateDiffsAndReapproves(t *testing.T) {
+	h, pkg, _ := claudeFixtureInstalled(t, "bash-guard")
+	script := filepath.Join(pkg, "hooks", "bash_command_validator.py")
+	if err := os.WriteFile(script, []byte("import sys\nprint('grep is fine now', file=sys.stderr)\nsys.exit(2 if 'rm ' in sys.stdin.read() else 0)\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{CodingTools: true, WorkspaceRoot: t.TempDir()})
+	s.Close()
+	if !strings.Contains(strings.Join(warnings, "\n"), "hook file hooks/bash_command_validator.py changed") {
+		t.Fatalf("session warnings %q, want the plugin kept off with the change", warnings)
+	}
+	var asked string
+	if _, err := h.Manager().Update(ctx, "bash-guard", func(_ context.Context, p manager.Proposal) error { asked = p.Text; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(asked, "+ hook file hooks/bash_command_validator.py changed") {
+		t.Fatalf("update asked:\n%s", asked)
+	}
+	s2 := startSession(t, h)
+	if res, err := s2.CallTool(ctx, "bash", "c1", json.RawMessage(`{"command":"grep -c x /dev/null || true"}`), nil); err != nil || res.IsError {
+		t.Fatalf("grep under the approved new script = %+v, %v", res, err)
+	}
+	_, err := s2.CallTool(ctx, "bash", "c2", json.RawMessage(`{"command":"rm -f nothing"}`), nil)
+	var blocked *host.HookBlockedError
+	if !errors.As(err, &blocked) || !strings.Contains(blocked.Reason, "grep is fine now") {
+		t.Fatalf("rm under the new script = %v, want its block", err)
 	}
 }

@@ -54,6 +54,10 @@ type Declarative struct {
 	// Pins maps each package-relative file a hook command names to its
 	// SHA-256: checked again before every run of the command.
 	Pins map[string]string `json:"pins,omitempty"`
+
+	// read lists the package files the plugin was read from, absolute:
+	// what a path source's approval pins beside plugin.json.
+	read []string
 }
 
 // A DeclCommand is one commands/<name>.md: a slash command
@@ -164,7 +168,7 @@ func loadDeclarative(root string, raw []byte, max int64) (*Declarative, error) {
 	if err := d.readAgents(root, max); err != nil {
 		return nil, err
 	}
-	hooks, err := referenced(root, pj.Hooks, "hooks/hooks.json", max)
+	hooks, err := d.referenced(root, pj.Hooks, "hooks/hooks.json", max)
 	if err != nil {
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
@@ -173,7 +177,7 @@ func loadDeclarative(root string, raw []byte, max int64) (*Declarative, error) {
 			return nil, err
 		}
 	}
-	mcp, err := referenced(root, pj.MCPServers, ".mcp.json", max)
+	mcp, err := d.referenced(root, pj.MCPServers, ".mcp.json", max)
 	if err != nil {
 		return nil, fmt.Errorf("mcpServers: %w", err)
 	}
@@ -188,7 +192,7 @@ func loadDeclarative(root string, raw []byte, max int64) (*Declarative, error) {
 // referenced returns a plugin.json key's content: inline JSON, the file a
 // string names (package-relative), or the default file when the key is
 // absent; nil when there is none.
-func referenced(root string, key json.RawMessage, def string, max int64) ([]byte, error) {
+func (d *Declarative) referenced(root string, key json.RawMessage, def string, max int64) ([]byte, error) {
 	rel := def
 	if len(key) > 0 && string(key) != "null" {
 		var s string
@@ -204,6 +208,9 @@ func referenced(root string, key json.RawMessage, def string, max int64) ([]byte
 	data, err := readCapped(root, p, max)
 	if errors.Is(err, fs.ErrNotExist) && len(key) == 0 {
 		return nil, nil
+	}
+	if err == nil {
+		d.read = append(d.read, p)
 	}
 	return data, err
 }
@@ -260,10 +267,12 @@ func (d *Declarative) readCommands(root string, max int64) error {
 		if !ok {
 			continue
 		}
-		data, err := readCapped(root, filepath.Join(root, "commands", e.Name()), max)
+		p := filepath.Join(root, "commands", e.Name())
+		data, err := readCapped(root, p, max)
 		if err != nil {
 			return err
 		}
+		d.read = append(d.read, p)
 		meta, body := frontmatter(string(data))
 		d.Commands = append(d.Commands, DeclCommand{Name: name, Description: meta["description"], ArgumentHint: meta["argument-hint"], Body: body})
 		if shellExpansion.MatchString(body) {
@@ -286,10 +295,12 @@ func (d *Declarative) readAgents(root string, max int64) error {
 		if e.IsDir() || !ok {
 			continue
 		}
-		data, err := readCapped(root, filepath.Join(root, "agents", e.Name()), max)
+		p := filepath.Join(root, "agents", e.Name())
+		data, err := readCapped(root, p, max)
 		if err != nil {
 			return err
 		}
+		d.read = append(d.read, p)
 		meta, _ := frontmatter(string(data))
 		if meta["name"] != "" {
 			name = meta["name"]
@@ -695,4 +706,15 @@ func claudeDefaults(data []byte) ([]byte, bool) {
 		return data, false
 	}
 	return out, true
+}
+
+// Files lists the package files the plugin was read from and the files its
+// hook commands name, absolute: for a path source, what the approval pins
+// beside plugin.json, so a changed command, hook or script is an update.
+func (d *Declarative) Files(dir string) []string {
+	out := slices.Clone(d.read)
+	for _, rel := range slices.Sorted(maps.Keys(d.Pins)) {
+		out = append(out, filepath.Join(dir, filepath.FromSlash(rel)))
+	}
+	return out
 }

@@ -692,6 +692,9 @@ func manifestListing(m *Manifest) (FileListing, error) {
 			files = append(files, filepath.Join(m.Dir, filepath.FromSlash(f.Prompt.File)))
 		}
 	}
+	if d := m.Declarative; d != nil {
+		files = append(files, d.Files(m.Dir)...)
+	}
 	var l FileListing
 	for _, p := range files {
 		sum, err := hashFile(p)
