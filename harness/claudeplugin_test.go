@@ -198,3 +198,16 @@ func TestClaudePluginUpdateDiffsAndReapproves(t *testing.T) {
 		t.Fatalf("rm under the new script = %v, want its block", err)
 	}
 }
+
+// TestClaudePluginManifestCost: what a Claude Code plugin adds to every
+// request is its skills' lines of the skills index, and nothing else.
+func TestClaudePluginManifestCost(t *testing.T) {
+	m, err := packaging.Load("../packaging/testdata/claudecode/bash-guard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := harness.ManifestCost(m)
+	if c.Skills == 0 || c.Tools != 0 || c.Prompt != 0 || c.Total() != c.Skills {
+		t.Fatalf("cost %+v, want the guard-rules skill's line only", c)
+	}
+}
