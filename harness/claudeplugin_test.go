@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"yolop.dev/core/host"
+	"yolop.dev/core/yep"
 	"yolop.dev/harness"
 	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
@@ -209,5 +211,28 @@ func TestClaudePluginManifestCost(t *testing.T) {
 	c := harness.ManifestCost(m)
 	if c.Skills == 0 || c.Tools != 0 || c.Prompt != 0 || c.Total() != c.Skills {
 		t.Fatalf("cost %+v, want the guard-rules skill's line only", c)
+	}
+}
+
+// TestClaudePluginPromptAndStopHooks fires the lifecycle events a turn
+// fires at prompt-guard's UserPromptSubmit and Stop hooks: a prompt with
+// a credential is blocked with the hook's reason, another gets the hook's
+// context, and the end of a turn is refused once, then allowed.
+func TestClaudePluginPromptAndStopHooks(t *testing.T) {
+	s, _, _ := claudeFixtureSession(t, "prompt-guard")
+	ctx := context.Background()
+	out := s.FireEvent(ctx, yep.HookUserPromptSubmit, "", yep.HookPayload{Prompt: "my password is hunter2"})
+	if !out.Blocked || !strings.Contains(out.Reason, "Prompts must not contain credentials.") {
+		t.Errorf("prompt with a password: %+v", out)
+	}
+	out = s.FireEvent(ctx, yep.HookUserPromptSubmit, "", yep.HookPayload{Prompt: "fix the flaky test"})
+	if out.Blocked || !slices.Contains(out.Context, "Project rule: run the tests before committing.") {
+		t.Errorf("plain prompt: %+v", out)
+	}
+	if out := s.FireEvent(ctx, yep.HookStop, "", yep.HookPayload{Message: "done"}); !out.Blocked || !strings.Contains(out.Reason, "Run the tests before you finish.") {
+		t.Errorf("first stop: %+v", out)
+	}
+	if out := s.FireEvent(ctx, yep.HookStop, "", yep.HookPayload{Message: "done", StopHookActive: true}); out.Blocked {
+		t.Errorf("stop after a refusal: %+v", out)
 	}
 }
