@@ -179,7 +179,10 @@ func runCommandHook(ctx context.Context, dir string, d *packaging.Declarative, h
 	if err != nil {
 		return yep.HookFireResult{}, err
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", packaging.ExpandPluginRoot(h.Command, dir))
+	// The shell expands ${CLAUDE_PLUGIN_ROOT} from the environment, so a
+	// package directory with spaces or shell characters stays one word
+	// where the command quotes it, and is never parsed as shell.
+	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
 	cmd.Dir, _ = os.Getwd()
 	cmd.Env = []string{"CLAUDE_PLUGIN_ROOT=" + dir, "CLAUDE_PROJECT_DIR=" + cmd.Dir}
 	for _, k := range []string{"PATH", "HOME", "LANG", "TMPDIR"} {
