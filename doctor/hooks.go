@@ -301,6 +301,14 @@ func (d *run) probeTarget(matcher string) (string, json.RawMessage, bool) {
 }
 
 func (d *run) probeTimeout(ctx context.Context, sub host.HookGrant, tool string, args json.RawMessage, want string) HookStep {
+	return d.heldTimeout(ctx, sub, tool, args, want, func(ps *probeSession) (string, string) { return ps.fire(ctx) })
+}
+
+// heldTimeout runs the timeout probe of sub: a probe session whose
+// subscription has the injected short timeout (or sub's own, when
+// shorter) calls fire while the server's answers are held back, and the
+// outcome and detail fire reports are graded against want.
+func (d *run) heldTimeout(ctx context.Context, sub host.HookGrant, tool string, args json.RawMessage, want string, fire func(ps *probeSession) (outcome, detail string)) HookStep {
 	step := HookStep{Condition: condTimeout}
 	short := sub
 	short.TimeoutMS = max(1, int(d.opts.InjectedHookTimeout/time.Millisecond))
@@ -321,7 +329,7 @@ func (d *run) probeTimeout(ctx context.Context, sub host.HookGrant, tool string,
 		return step
 	}
 	inst.out.hold()
-	out, detail := ps.fire(ctx)
+	out, detail := fire(ps)
 	inst.out.resume()
 	step.Outcome = out
 	return d.grade(step, sub, want, detail, fmt.Sprintf("the hook timed out after %dms (the server's answer was held back)", short.TimeoutMS), ps.logs.String())

@@ -109,30 +109,10 @@ func (d *run) probeLifecycle(ctx context.Context, sub host.HookGrant) {
 // lifecycleTimeout fires the event with the server's answer held back
 // past a short deadline.
 func (d *run) lifecycleTimeout(ctx context.Context, sub host.HookGrant, subject string, payload yep.HookPayload, want string) HookStep {
-	step := HookStep{Condition: condTimeout}
-	short := sub
-	short.TimeoutMS = max(1, int(d.opts.InjectedHookTimeout/time.Millisecond))
-	if sub.TimeoutMS > 0 && sub.TimeoutMS < short.TimeoutMS {
-		short.TimeoutMS = sub.TimeoutMS
-	}
-	ps, err := d.newProbeSession(ctx, short, probeToolName, json.RawMessage(`{}`))
-	if err != nil {
-		step.Outcome, step.Status = outError, Fail
-		step.Detail = fmt.Sprintf("the server did not start for the timeout probe: %v", err)
-		return step
-	}
-	defer ps.sess.Close()
-	inst := ps.instance()
-	if inst == nil {
-		step.Outcome, step.Status = outError, Fail
-		step.Detail = "the server exited right after its handshake, before the timeout probe"
-		return step
-	}
-	inst.out.hold()
-	out := ps.sess.FireEvent(ctx, sub.Event, subject, payload)
-	inst.out.resume()
-	step.Outcome = outcomeOf(out)
-	return d.grade(step, sub, want, out.Reason, fmt.Sprintf("the hook timed out after %dms (the server's answer was held back)", short.TimeoutMS), ps.logs.String())
+	return d.heldTimeout(ctx, sub, probeToolName, json.RawMessage(`{}`), want, func(ps *probeSession) (string, string) {
+		out := ps.sess.FireEvent(ctx, sub.Event, subject, payload)
+		return outcomeOf(out), out.Reason
+	})
 }
 
 func outcomeOf(out host.HookOutcome) string {
