@@ -312,7 +312,10 @@ func (d *run) handshake(ctx context.Context) bool {
 	}
 	d.r.add(GroupHandshake, "initialize", Pass, "server %s answered in %s; capabilities [%s]", who, dur(took), strings.Join(caps, " "))
 	if mv, err := yep.ParseVersion(d.g.ProtocolVersion); err == nil {
-		if sv, err := yep.ParseVersion(d.init.ProtocolVersion); err == nil && sv != mv {
+		// A server newer than its manifest is fine: minors only add, so
+		// it still speaks everything the manifest was written against.
+		// One older than its manifest lacks what the manifest promises.
+		if sv, err := yep.ParseVersion(d.init.ProtocolVersion); err == nil && sv.Major == mv.Major && sv.Minor < mv.Minor {
 			d.r.add(GroupProtocol, "server", Warn, "the server speaks %s but the manifest declares %s; speaking %s. Keep protocol_version in plugin.json in step with the server",
 				sv, mv, v)
 			return true

@@ -116,7 +116,7 @@ func TestOffAndDegradedErrors(t *testing.T) {
 	ctx := context.Background()
 
 	var ve *yep.VersionError
-	const off = `extension "new": protocol version 2.0 is incompatible with ours (1.0): majors must match`
+	const off = `extension "new": protocol version 2.0 is incompatible with ours (` + yep.ProtocolVersion + `): majors must match`
 	_, err := s.CallTool(ctx, "t", "1", nil, nil)
 	checkErr(t, "first call, off", err, off, ErrExtensionOff)
 	if !errors.As(err, &ve) {

@@ -42,7 +42,7 @@ func ExampleServer() {
 	_ = host.Call(ctx, yep.MethodToolCall, yep.ToolCallParams{Name: "greet", Args: json.RawMessage(`{"name":"Ada"}`)}, &res)
 	fmt.Println(res.Output)
 	// Output:
-	// greeter 1.0 [tools prompt cancel]
+	// greeter 1.1 [tools prompt cancel]
 	// hello, Ada
 }
 

@@ -157,8 +157,9 @@ func TestVersionNegotiation(t *testing.T) {
 		fails      bool
 	}{
 		{host: "1.0", want: "1.0"},
-		{host: "1.7", want: "1.0"}, // minors are additive: the lower wins
-		{host: "", want: "1.0"},    // a missing version defaults to ours
+		{host: "1.7", want: yep.ProtocolVersion}, // minors are additive: the lower wins
+		{host: "1.0", want: "1.0"},               // an older 1.x host is answered in its own minor
+		{host: "", want: yep.ProtocolVersion},    // a missing version defaults to ours
 		{host: "2.0", fails: true},
 		{host: "0.9", fails: true},
 		{host: "one", fails: true},

@@ -7,14 +7,14 @@ import (
 )
 
 // ProtocolVersion is the YEP version this package speaks.
-const ProtocolVersion = "1.0"
+const ProtocolVersion = "1.1"
 
 // ProtocolMajor and ProtocolMinor are the parts of [ProtocolVersion]. Two
 // peers interoperate when their majors are equal; a manifest declaring
 // another major is refused at install.
 const (
 	ProtocolMajor = 1
-	ProtocolMinor = 0
+	ProtocolMinor = 1
 )
 
 // MinProtocolVersion is the oldest version this package interoperates with.

@@ -43,7 +43,7 @@ class ServerTest(unittest.TestCase):
         rid = h.request("initialize", {"session_id": "s1", "capabilities": ["tools", "telepathy", "status"],
                                        "future_member": {"x": 1}, "config": {"k": "v"}}, record=False)
         res = self.result(rid)
-        self.assertEqual(res["protocol_version"], "1.0")
+        self.assertEqual(res["protocol_version"], "1.1")
         self.assertEqual((res["name"], res["version"]), ("behave", "2.0.0"))
         self.assertEqual(res["capabilities"], ["tools", "streaming", "hooks", "prompt", "dynamic_prompt", "commands",
                                                "ui_ask", "trace", "cancel", "status", "log", "config"])
@@ -88,13 +88,13 @@ class ServerTest(unittest.TestCase):
         h = self.host
         err = self.error(h.request("initialize", {"protocol_version": "2.0", "capabilities": []}))
         self.assertEqual(err["code"], -32600)
-        self.assertEqual(err["data"], {"protocol_version": "1.0", "min_protocol_version": "1.0"})
+        self.assertEqual(err["data"], {"protocol_version": "1.1", "min_protocol_version": "1.0"})
         self.assertEqual(self.error(h.request("initialize", {"protocol_version": "one"}))["code"], -32600)
         err = self.error(h.request("initialize", {"protocol_version": "1.0", "config": {"refuse": True}}))
         self.assertEqual(err["code"], -32602)
         self.assertIn("refused on purpose", err["message"])
         # A newer minor negotiates down to ours; a failed initialize left no session.
-        self.assertEqual(self.result(h.request("initialize", {"protocol_version": "1.7"}))["protocol_version"], "1.0")
+        self.assertEqual(self.result(h.request("initialize", {"protocol_version": "1.7"}))["protocol_version"], "1.1")
         self.finish()
 
     def test_many_calls_in_flight_and_cancellation(self):

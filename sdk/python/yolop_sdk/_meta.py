@@ -3,7 +3,7 @@
 hook events, error codes and enums, as meta.json gives them."""
 from typing import NamedTuple, Optional
 
-PROTOCOL_VERSION = '1.0'
+PROTOCOL_VERSION = '1.1'
 """The protocol version this SDK speaks, MAJOR.MINOR."""
 MIN_PROTOCOL_VERSION = '1.0'
 """The oldest protocol version this SDK accepts."""

@@ -48,7 +48,7 @@ test("initialize answers the capabilities in the canonical order and capability_
 test("forward compatibility: unknown fields ignored and a missing protocol_version defaults", async (t) => {
   const h = start(t, {}, { record: false });
   const res = await h.call("initialize", { future_field: { x: 1 }, capabilities: ["tools", "teleport"] });
-  assert.equal(res.result.protocol_version, "1.0");
+  assert.equal(res.result.protocol_version, "1.1");
   h.notify("initialized", { also_new: true });
   h.notify("future/notification", { a: 1 });
   const echo = await h.call("tool/call", { name: "echo", args: { text: "hi", extra: 1 }, new_member: [1] });
@@ -64,7 +64,7 @@ test("a host of another major is refused with -32600 and the versions in data", 
   const res = await h.call("initialize", { protocol_version: "2.0" });
   assert.equal(res.error.code, -32600);
   assert.match(res.error.message, /incompatible/);
-  assert.deepEqual(res.error.data, { protocol_version: "1.0", min_protocol_version: "1.0" });
+  assert.deepEqual(res.error.data, { protocol_version: "1.1", min_protocol_version: "1.0" });
 });
 
 test("a request before initialize is -32002; initialize twice is -32600; an unknown method is -32601", async (t) => {
