@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"yolop.dev/harness/marketplace"
 )
 
 // extMarketplaceCmd groups the Claude Code marketplace verbs.
@@ -70,26 +70,7 @@ func (a *app) extMarketplaceListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			type row struct {
-				Name    string   `json:"name"`
-				Source  string   `json:"source"`
-				Ref     string   `json:"ref,omitempty"`
-				Commit  string   `json:"commit,omitempty"`
-				Plugins []string `json:"plugins"`
-				Error   string   `json:"error,omitempty"`
-			}
-			rows := []row{}
-			for _, m := range list {
-				r := row{Name: m.Name, Source: m.Source, Ref: m.Ref, Commit: m.Commit, Plugins: []string{}}
-				if m.Err != nil {
-					r.Error = m.Err.Error()
-				} else {
-					for _, p := range m.Catalog.Plugins {
-						r.Plugins = append(r.Plugins, p.Name)
-					}
-				}
-				rows = append(rows, r)
-			}
+			rows := marketplace.Rows(list)
 			if asJSON {
 				return a.printJSON(rows)
 			}
@@ -97,23 +78,7 @@ func (a *app) extMarketplaceListCmd() *cobra.Command {
 				fmt.Fprintln(a.stdout, "no marketplaces added; add one with `yolop ext marketplace add <git-url|path>`")
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "MARKETPLACE\tSOURCE\tPLUGINS")
-			for _, r := range rows {
-				src := r.Source
-				if r.Ref != "" {
-					src += "@" + r.Ref
-				}
-				if r.Commit != "" {
-					src += " (commit " + r.Commit[:min(12, len(r.Commit))] + ")"
-				}
-				plugins := strings.Join(r.Plugins, ", ")
-				if r.Error != "" {
-					plugins = "error: " + r.Error
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, src, plugins)
-			}
-			return tw.Flush()
+			return marketplace.WriteTable(a.stdout, rows)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
