@@ -43,7 +43,9 @@ func approvalPackage(t *testing.T) (dir, log string) {
 		t.Fatal(err)
 	}
 	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
-	script := "#!/bin/sh\ntee -a '" + log + "' | exec '" + exe + "' serve-echo \"$@\"\n"
+	// tee writes its outputs in order: the log first, then the pipe
+	// (fd 3), so a line the server answered is already in the log.
+	script := "#!/bin/sh\ntee -a '" + log + "' /dev/fd/3 3>&1 >/dev/null | exec '" + exe + "' serve-echo \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "bin", "yolop-extension-echo"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,9 @@ func alwaysEcho(t *testing.T) (host.Grant, func() []string) {
 	if err := os.Rename(bin, bin+".real"); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\ntee -a '" + log + "' | exec '" + bin + ".real' \"$@\"\n"
+	// tee writes its outputs in order: the log first, then the pipe
+	// (fd 3), so a line the server answered is already in the log.
+	script := "#!/bin/sh\ntee -a '" + log + "' /dev/fd/3 3>&1 >/dev/null | exec '" + bin + ".real' \"$@\"\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
