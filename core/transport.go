@@ -60,6 +60,68 @@ type ServerSpec struct {
 	// MaxMemoryMB caps a sandboxed server's memory. Zero means the
 	// transport's default.
 	MaxMemoryMB int
+	// Sandbox is the operating-system confinement a native (stdio or
+	// go-plugin) server runs under. Nil means none: the server runs with
+	// the user's rights. A transport that cannot apply it fully says so
+	// (see [Confinement.Required]).
+	Sandbox *Confinement
+}
+
+// A Confinement is what a native server may do beyond a baseline that lets
+// its own program start (its executable or the interpreter its shebang
+// names, the shared libraries it loads, /dev/null, a private temporary
+// directory). It is part of the approved grant: the manifest's
+// yolop.sandbox, a documented default for a package without one, or the
+// user's own override.
+type Confinement struct {
+	// Paths are the files and directories the server may read, or read
+	// and write. A leading [WorkspaceVar] is replaced at each start (see
+	// [ExpandSandbox]); other placeholders are resolved when the grant is
+	// built.
+	Paths []ConfinedPath
+	// Connect and Bind are the TCP ports the server may connect to and
+	// listen on. Empty means none.
+	Connect []uint16
+	Bind    []uint16
+	// Exec lets the server run programs other than its own executable
+	// and interpreter.
+	Exec bool
+	// Required refuses to start the server when the rules cannot be
+	// enforced in full (no Landlock, or a kernel ABI older than the rules
+	// need), instead of starting it with what can be enforced.
+	Required bool
+	// Origin says where the rules come from, for status lines: "manifest",
+	// "default" or "settings".
+	Origin string
+}
+
+// A ConfinedPath is one file or directory a confined server may use.
+type ConfinedPath struct {
+	Path  string
+	Write bool
+}
+
+// ExpandSandbox returns a copy of c with a leading [WorkspaceVar] in its
+// paths replaced by workspace; such a path is dropped when there is no
+// workspace, so a confined server never gets "/" by accident. Nil stays nil.
+func ExpandSandbox(c *Confinement, workspace string) *Confinement {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Paths = nil
+	for _, p := range c.Paths {
+		if rest, ok := strings.CutPrefix(p.Path, WorkspaceVar); ok {
+			if workspace == "" {
+				continue
+			}
+			p.Path = workspace + rest
+		}
+		out.Paths = append(out.Paths, p)
+	}
+	out.Connect = slices.Clone(c.Connect)
+	out.Bind = slices.Clone(c.Bind)
+	return &out
 }
 
 // A Mount is a host directory a sandboxed server may see.

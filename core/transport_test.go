@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,4 +50,29 @@ type countingTransport struct {
 func (c *countingTransport) Start(ctx context.Context, spec core.ServerSpec) (core.Instance, error) {
 	c.started[c.name]++
 	return c.inner.Start(ctx, spec)
+}
+
+// TestExpandSandbox: a workspace path follows the workspace given at each
+// start, is dropped when there is none, and the grant's own rules are not
+// changed by an expansion.
+func TestExpandSandbox(t *testing.T) {
+	c := &core.Confinement{
+		Paths:   []core.ConfinedPath{{Path: core.WorkspaceVar + "/src", Write: true}, {Path: "/pkg"}},
+		Connect: []uint16{443},
+	}
+	got := core.ExpandSandbox(c, "/w")
+	want := []core.ConfinedPath{{Path: "/w/src", Write: true}, {Path: "/pkg"}}
+	if !slices.Equal(got.Paths, want) || !slices.Equal(got.Connect, []uint16{443}) {
+		t.Fatalf("expanded = %+v", got)
+	}
+	got.Connect[0] = 1
+	if c.Paths[0].Path != core.WorkspaceVar+"/src" || c.Connect[0] != 443 {
+		t.Fatalf("the grant's rules changed: %+v", c)
+	}
+	if none := core.ExpandSandbox(c, ""); len(none.Paths) != 1 || none.Paths[0].Path != "/pkg" {
+		t.Fatalf("without a workspace = %+v", none.Paths)
+	}
+	if core.ExpandSandbox(nil, "/w") != nil {
+		t.Fatal("nil confinement expanded to a value")
+	}
 }

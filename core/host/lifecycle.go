@@ -144,6 +144,7 @@ func (e *Extension) spawn(ctx context.Context) (*process, error) {
 	// A sandbox mount of the workspace follows workspace/changed at the
 	// next start.
 	spec.Mounts = core.ExpandMounts(spec.Mounts, e.workspace)
+	spec.Sandbox = core.ExpandSandbox(spec.Sandbox, e.workspace)
 	config := e.grant.Config
 	verify := e.grant.Verify
 	e.mu.Unlock()
