@@ -11,6 +11,11 @@ require (
 )
 
 require (
+	github.com/landlock-lsm/go-landlock v0.11.2
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+)
+
+require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect

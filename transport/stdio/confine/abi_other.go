@@ -1,0 +1,5 @@
+//go:build !linux
+
+package confine
+
+func kernelABI() int { return 0 }
