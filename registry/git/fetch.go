@@ -68,6 +68,10 @@ type Options struct {
 	// cancellation lands; the size is checked again once the fetch returns.
 	// Zero value: [DefaultMaxFetchBytes].
 	MaxFetchBytes int64
+	// OpenPGPKeys supplies the public key that verifies an OpenPGP-signed
+	// commit or tag (see signature.go). Nil: OpenPGP signatures are
+	// recorded by key id, unverified. SSH signatures need no key source.
+	OpenPGPKeys OpenPGPKeys
 }
 
 func (o Options) maxFetchBytes() int64 {
@@ -103,6 +107,11 @@ type Result struct {
 	// SkippedSubmodules lists the slash-separated paths of gitlink entries
 	// (submodules) that were not fetched. Empty for [ResolveOnly].
 	SkippedSubmodules []string
+	// Signer is the verified signer of the commit, or of the annotated
+	// tag it was resolved through; nil when neither is signed. A
+	// signature that does not verify fails the call with
+	// [ErrBadSignature] instead.
+	Signer *Signer
 }
 
 // Fetch resolves rev at the git repository rawURL and exports the commit's
@@ -144,6 +153,10 @@ func Fetch(ctx context.Context, rawURL, rev, dest string, opts Options) (res Res
 	if err != nil {
 		return Result{}, err
 	}
+	signer, err := s.signer(commit)
+	if err != nil {
+		return Result{}, err
+	}
 	tree := filepath.Join(staging, "tree")
 	if err := os.Mkdir(tree, 0o755); err != nil {
 		return Result{}, fmt.Errorf("git install into %s: %w", dest, err)
@@ -158,7 +171,7 @@ func Fetch(ctx context.Context, rawURL, rev, dest string, opts Options) (res Res
 		return Result{}, fmt.Errorf("git install of %s: move the exported tree into %s: %w", s.shown, dest, err)
 	}
 	syncDir(filepath.Dir(dest))
-	return Result{Commit: commit.Hash.String(), Ref: ref, SkippedSubmodules: ex.skipped}, nil
+	return Result{Commit: commit.Hash.String(), Ref: ref, SkippedSubmodules: ex.skipped, Signer: signer}, nil
 }
 
 // ResolveOnly resolves rev at rawURL exactly as [Fetch] does and returns the
@@ -186,7 +199,11 @@ func ResolveOnly(ctx context.Context, rawURL, rev string, opts Options) (Result,
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Commit: commit.Hash.String(), Ref: ref}, nil
+	signer, err := s.signer(commit)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Commit: commit.Hash.String(), Ref: ref, Signer: signer}, nil
 }
 
 // CheckPinned reports whether the full 40-hex commit is still reachable from
@@ -213,6 +230,9 @@ type session struct {
 	// peeled maps an annotated tag's name to the commit it points at, when
 	// the server advertised it.
 	peeled map[plumbing.ReferenceName]plumbing.Hash
+	// tag is the annotated tag the commit was peeled from, if any: its
+	// signature counts when the commit carries none.
+	tag *object.Tag
 }
 
 func newSession(u, raw, gitDir string, opts Options) (*session, error) {
@@ -503,6 +523,9 @@ func (s *session) peel(h plumbing.Hash, via plumbing.ReferenceName) (*object.Com
 		case *object.Commit:
 			return o, nil
 		case *object.Tag:
+			if s.tag == nil {
+				s.tag = o
+			}
 			h = o.Target
 		default:
 			return nil, fmt.Errorf("%w: %s at %s points at a %s, not a commit", ErrInvalidRev, via, s.shown, obj.Type())
