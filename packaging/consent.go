@@ -52,6 +52,7 @@ func Summary(m *Manifest) string {
 		if len(s.Env) > 0 {
 			fmt.Fprintf(&b, "    env: %s\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
 		}
+		b.WriteString(SandboxSummary(m))
 	} else {
 		b.WriteString("  Server command: none\n")
 	}
@@ -293,6 +294,7 @@ func Diff(old, next *Manifest) Change {
 	}
 	d.protocol(of.ProtocolVersion, nf.ProtocolVersion)
 	d.server(of.CapabilityServer, nf.CapabilityServer)
+	d.nativeSandbox(old, next)
 	d.tools(of.Tools, nf.Tools)
 	d.hooks(of.Hooks, nf.Hooks)
 	d.mcpServers(of.MCPServers, nf.MCPServers)

@@ -23,6 +23,11 @@ func ExampleSummary() {
 	//   Protocol: 1.0
 	//   Requires: yolop >=0.1
 	//   Server command: "yolop-extension-lsp"
+	//   Sandbox (the default: the manifest declares none):
+	//     read-only: ${package}, /usr, /lib, /lib64, /bin, /etc
+	//     read-write: ${workspace}, ${cache}
+	//     TCP connect: none; TCP listen: none
+	//     run other programs: no (only its own program)
 	//   Tools (7):
 	//     - lsp_definition [never_defer: always in context]
 	//     - lsp_references [never_defer: always in context]

@@ -99,6 +99,9 @@ type Facet struct {
 	Trace  bool `json:"trace,omitempty"`
 	// Artifacts maps a target triple to a prebuilt server binary.
 	Artifacts map[string]Artifact `json:"artifacts,omitempty"`
+	// Sandbox is what a native server may do (see [Sandbox]); nil means
+	// [DefaultSandbox].
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // A ServerCommand is how to start the capability server. Over the stdio

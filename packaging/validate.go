@@ -252,6 +252,7 @@ func (c *checker) check() {
 	if f.CapabilityServer != nil {
 		c.checkServer(f.CapabilityServer)
 	}
+	c.checkSandbox(f)
 	c.checkConfigSchema(f)
 
 	seen := map[string]int{}
