@@ -48,6 +48,7 @@ func serverSpec(m *packaging.Manifest) core.ServerSpec {
 		}
 		spec.Mounts = append(spec.Mounts, core.Mount{Path: p, ReadOnly: mt.ReadOnly()})
 	}
+	spec.Sandbox = sandboxSpec(m)
 	return spec
 }
 
