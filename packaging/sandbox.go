@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -115,6 +116,18 @@ func (c *checker) checkSandbox(f *Facet) {
 			}
 		}
 	}
+}
+
+// CheckSandboxPath checks one sandbox path by the manifest's rules (an
+// absolute path or one starting with a known placeholder, no '..', "/"
+// never writable); the error names field.
+func CheckSandboxPath(field string, p SandboxPath) error {
+	c := &checker{}
+	c.checkSandboxPath(field, p)
+	if len(c.errs) > 0 {
+		return errors.New(strings.Join(c.errs, "; "))
+	}
+	return nil
 }
 
 func (c *checker) checkSandboxPath(field string, p SandboxPath) {

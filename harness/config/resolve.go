@@ -263,7 +263,14 @@ func (r *Resolver) Grant(ctx context.Context, m *packaging.Manifest) (host.Grant
 	if err != nil {
 		return host.Grant{}, nil, err
 	}
-	return buildGrant(m, res.Config, res.Env, res.Warnings, r.lookupEnv())
+	g, warns, err := buildGrant(m, res.Config, res.Env, res.Warnings, r.lookupEnv())
+	if err == nil {
+		err = r.applySandboxSettings(ctx, m, &g.Server)
+	}
+	if err != nil {
+		return host.Grant{}, nil, err
+	}
+	return g, warns, nil
 }
 
 // GrantInPlace builds the grant of a package loaded in place for the

@@ -39,19 +39,30 @@ func sandboxSpec(m *packaging.Manifest) *core.Confinement {
 		c.Connect = ports(s.Net.Connect)
 		c.Bind = ports(s.Net.Bind)
 	}
+	c.Paths = ResolveSandboxPaths(m, s.FS)
+	return c
+}
+
+// ResolveSandboxPaths resolves sandbox paths for m's server: ${package} is
+// the package directory, ${home} the user's home, ${cache} the extension's
+// [CacheDir] (created, mode 0700, when a path names it), ${workspace} is
+// left for each start. A path whose placeholder cannot be resolved, or that
+// does not exist, is left out.
+func ResolveSandboxPaths(m *packaging.Manifest, fs []packaging.SandboxPath) []core.ConfinedPath {
+	var out []core.ConfinedPath
 	home, herr := os.UserHomeDir()
 	cache, cerr := CacheDir(m.Name)
-	if cerr == nil && slices.ContainsFunc(s.FS, func(p packaging.SandboxPath) bool { return strings.HasPrefix(p.Path, packaging.CacheVar) }) {
+	if cerr == nil && slices.ContainsFunc(fs, func(p packaging.SandboxPath) bool { return strings.HasPrefix(p.Path, packaging.CacheVar) }) {
 		cerr = os.MkdirAll(cache, 0o700)
 	}
-	for _, p := range s.FS {
+	for _, p := range fs {
 		path := p.Path
 		var root string
 		var ok bool
 		switch {
 		case strings.HasPrefix(path, packaging.WorkspaceVar):
 			rest := strings.TrimPrefix(path, packaging.WorkspaceVar)
-			c.Paths = append(c.Paths, core.ConfinedPath{Path: core.WorkspaceVar + filepath.FromSlash(rest), Write: p.Write()})
+			out = append(out, core.ConfinedPath{Path: core.WorkspaceVar + filepath.FromSlash(rest), Write: p.Write()})
 			continue
 		case strings.HasPrefix(path, packaging.PackageVar):
 			root, ok, path = m.Dir, m.Dir != "", strings.TrimPrefix(path, packaging.PackageVar)
@@ -69,9 +80,9 @@ func sandboxSpec(m *packaging.Manifest) *core.Confinement {
 		if _, err := os.Lstat(full); err != nil {
 			continue
 		}
-		c.Paths = append(c.Paths, core.ConfinedPath{Path: full, Write: p.Write()})
+		out = append(out, core.ConfinedPath{Path: full, Write: p.Write()})
 	}
-	return c
+	return out
 }
 
 // ports converts validated TCP ports, sorted and without duplicates.
