@@ -239,6 +239,10 @@ type Change struct {
 	Narrowing []string
 	// Notes are neutral differences (version, description).
 	Notes []string
+	// Signer describes who signed the new package ("commit signed by ssh
+	// key SHA256:…"); empty when it is unsigned or its source has no
+	// signatures (see signer.go). A change of signer is a Widening line.
+	Signer string
 }
 
 // Widens reports whether the new manifest needs consent again.
@@ -250,6 +254,9 @@ func (c Change) Empty() bool { return len(c.Widening)+len(c.Narrowing)+len(c.Not
 // String renders the diff: "+ " lines widen, "- " lines narrow, "  " notes.
 func (c Change) String() string {
 	if c.Empty() {
+		if c.Signer != "" {
+			return "no contribution changes\n  " + c.Signer + "\n"
+		}
 		return "no contribution changes\n"
 	}
 	var b strings.Builder
@@ -267,6 +274,9 @@ func (c Change) String() string {
 	}
 	for _, n := range c.Notes {
 		b.WriteString("  " + n + "\n")
+	}
+	if c.Signer != "" {
+		b.WriteString("  " + c.Signer + "\n")
 	}
 	return b.String()
 }

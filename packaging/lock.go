@@ -66,6 +66,9 @@ type LockEntry struct {
 	Skills []SkillPin `json:"skills,omitzero"`
 	// InstalledAt is when this entry was approved.
 	InstalledAt time.Time `json:"installed_at"`
+	// Signer is the key that signed the approved git commit (or its tag),
+	// pinned at approval; nil when it was unsigned (see signer.go).
+	Signer *Signer `json:"signer,omitempty"`
 }
 
 // A SkillPin is one approved skill.
@@ -193,6 +196,8 @@ func ParseLock(data []byte) (*Lockfile, error) {
 			return nil, fmt.Errorf("%w: %s: content_hash %q is not sha256:<64 hex>", ErrLockCorrupt, where, e.ContentHash)
 		case e.CrateChecksum != "" && !hexRE.MatchString(e.CrateChecksum):
 			return nil, fmt.Errorf("%w: %s: crate_checksum %q is not 64 hex digits", ErrLockCorrupt, where, e.CrateChecksum)
+		case e.Signer != nil && e.Signer.check() != nil:
+			return nil, fmt.Errorf("%w: %s: signer: %v", ErrLockCorrupt, where, e.Signer.check())
 		}
 		seen[e.Name] = true
 		for j, f := range e.Files {

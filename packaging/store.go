@@ -480,6 +480,9 @@ type FetchResult struct {
 	// even when it fails once it knows the registry.
 	Registry       string
 	ArtifactDigest string
+	// Signer is the verified signer of a git commit or tag; nil when
+	// unsigned or not a git source.
+	Signer *Signer
 }
 
 // merge overrides r's fields with p's non-empty ones.
@@ -633,6 +636,9 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		}
 	}
 	res.Change = Diff(prevM, m)
+	if o.Source.Kind == SourceGit {
+		signerChange(&res.Change, res.Previous, fr.Signer)
+	}
 	if o.Approve != nil {
 		if err := o.Approve(m, prevM, res.Change); err != nil {
 			return nil, fmt.Errorf("install %s: %w", m.Name, err)
@@ -667,6 +673,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		Commit: fr.Commit, Version: m.Version, ContentHash: listing.Hash(), Files: listing,
 		CrateChecksum: fr.CrateChecksum, Registry: fr.Registry, ArtifactDigest: fr.ArtifactDigest,
 		Skills: m.SkillPins, Manifest: mj, InstalledAt: now().UTC(),
+		Signer: fr.Signer,
 	}
 	if fr.Version != "" {
 		e.Version = fr.Version
