@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -98,4 +99,51 @@ func (r *Resolver) applySandboxSettings(ctx context.Context, m *packaging.Manife
 		return err
 	}
 	return ApplySandbox(m, spec, s, r.settingsPath())
+}
+
+// SandboxState is the one-line sandbox state of a native server about to
+// run (or running) with spec, as ext info, /status and the consent summary
+// say it: what this machine enforces of the rules ([confine.Check]) and
+// where the rules come from, e.g. "sandboxed (Landlock ABI 7); rules from
+// the manifest" or "unsandboxed (kernel has no Landlock); rules from the
+// default". "" for a server that is not native (WASM, or none).
+func SandboxState(spec core.ServerSpec) string {
+	if spec.Module != "" || spec.Transport == core.TransportWASM || (spec.Command == "" && spec.Sandbox == nil) {
+		return ""
+	}
+	if spec.Sandbox == nil {
+		return "unsandboxed (turned off in the user's settings)"
+	}
+	origin := spec.Sandbox.Origin
+	switch origin {
+	case "manifest", "default":
+		origin = "the " + origin
+	case "settings":
+		origin = "the manifest or default, widened by the user's settings"
+	}
+	if origin == "" {
+		return confine.Check(spec.Sandbox).String()
+	}
+	return confine.Check(spec.Sandbox).String() + "; rules from " + origin
+}
+
+// SandboxStatus is [SandboxState] for m's server under the user's [sandbox]
+// settings s, or why it would not start: "not started: … and [sandbox]
+// refuse_unsandboxed is set". "" when m has no native server.
+func SandboxStatus(m *packaging.Manifest, s settings.Sandbox, settingsPath string) string {
+	if sb, _ := m.EffectiveSandbox(); sb == nil {
+		return ""
+	}
+	g, err := hostgrant.FromManifest(m)
+	if err != nil {
+		return ""
+	}
+	if err := ApplySandbox(m, &g.Server, s, settingsPath); err != nil {
+		var ue *UnsandboxedError
+		if errors.As(err, &ue) {
+			return "not started: " + ue.Status + ", and [sandbox] refuse_unsandboxed is set"
+		}
+		return "unknown: " + err.Error()
+	}
+	return SandboxState(g.Server)
 }

@@ -106,3 +106,31 @@ func TestRefuseUnsandboxed(t *testing.T) {
 		t.Fatalf("off with refuse: %+v %v", g.Server.Sandbox, err)
 	}
 }
+
+func TestSandboxStatusIsHonest(t *testing.T) {
+	_, m := sandboxFixture(t, "")
+	restore := confine.SetKernelABIForTesting(0)
+	defer restore()
+	if got := SandboxStatus(m, settings.Sandbox{}, "settings.toml"); got != "unsandboxed (kernel has no Landlock); rules from the manifest" {
+		t.Errorf("no Landlock: %q", got)
+	}
+	confine.SetKernelABIForTesting(3)
+	if got := SandboxStatus(m, settings.Sandbox{}, "settings.toml"); !strings.HasPrefix(got, "partly sandboxed: ") || !strings.Contains(got, "TCP") {
+		t.Errorf("ABI 3 with a TCP rule: %q", got)
+	}
+	confine.SetKernelABIForTesting(7)
+	if got := SandboxStatus(m, settings.Sandbox{}, "settings.toml"); !strings.HasPrefix(got, "sandboxed (Landlock ABI 7") {
+		t.Errorf("ABI 7: %q", got)
+	}
+	off := settings.Sandbox{RefuseUnsandboxed: true, Extensions: map[string]settings.SandboxOverride{"boxed": {Mode: "off"}}}
+	if got := SandboxStatus(m, off, "settings.toml"); got != "unsandboxed (turned off in the user's settings)" {
+		t.Errorf("off: %q", got)
+	}
+	confine.SetKernelABIForTesting(0)
+	if got := SandboxStatus(m, settings.Sandbox{RefuseUnsandboxed: true}, "settings.toml"); !strings.HasPrefix(got, "not started: unsandboxed (kernel has no Landlock)") {
+		t.Errorf("refused: %q", got)
+	}
+	if got := SandboxState(core.ServerSpec{Transport: core.TransportWASM, Module: "/m.wasm"}); got != "" {
+		t.Errorf("wasm: %q", got)
+	}
+}
