@@ -1,0 +1,418 @@
+package confine_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"yolop.dev/core"
+	"yolop.dev/transport/stdio/confine"
+)
+
+const (
+	serverEnv = "CONFINE_TEST_SERVER" // "go": play the Go test server
+	noInitEnv = "CONFINE_TEST_NOINIT" // play a binary that never calls Init
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(noInitEnv) == "" {
+		confine.Init()
+	}
+	if os.Getenv(serverEnv) == "go" {
+		goServer()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// goServer answers one line per request line: "ok", "denied <err>" when
+// the sandbox refused, "error <err>" otherwise.
+func goServer() {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		kind, target, _ := strings.Cut(in.Text(), " ")
+		var err error
+		switch kind {
+		case "ping":
+		case "read":
+			_, err = os.ReadFile(target)
+		case "write":
+			err = os.WriteFile(target, []byte("x"), 0o600)
+		case "connect":
+			var c net.Conn
+			if c, err = net.Dial("tcp", "127.0.0.1:"+target); err == nil {
+				c.Close()
+			}
+		case "exec":
+			err = exec.Command(target, "-c", "exit 0").Run()
+		case "child-read":
+			// A child of the server (run through /bin/sh, so Exec must be
+			// allowed) tries the read: the rules are inherited.
+			out, cerr := exec.Command("/bin/sh", "-c", "cat "+target).CombinedOutput()
+			if cerr != nil && strings.Contains(string(out), "Permission denied") {
+				err = syscall.EACCES
+			} else if cerr != nil {
+				err = fmt.Errorf("%v: %s", cerr, out)
+			}
+		case "tmpdir":
+			err = os.WriteFile(filepath.Join(os.Getenv("TMPDIR"), "f"), nil, 0o600)
+		default:
+			err = errors.New("unknown request")
+		}
+		switch {
+		case err == nil:
+			fmt.Println("ok")
+		case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
+			fmt.Println("denied", err)
+		default:
+			fmt.Println("error", err)
+		}
+	}
+}
+
+const pythonServer = `#!/usr/bin/env python3
+import errno, os, socket, subprocess, sys
+for line in sys.stdin:
+    kind, _, target = line.strip().partition(' ')
+    try:
+        if kind == 'read':
+            open(target).read(1)
+        elif kind == 'write':
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o600))
+        elif kind == 'connect':
+            socket.create_connection(('127.0.0.1', int(target)), 5).close()
+        elif kind == 'exec':
+            subprocess.run([target, '-c', 'exit 0'], check=True)
+        print('ok', flush=True)
+    except OSError as e:
+        print('denied' if e.errno in (errno.EACCES, errno.EPERM) else 'error', e, flush=True)
+    except Exception as e:
+        print('error', e, flush=True)
+`
+
+const nodeServer = `#!/usr/bin/env node
+const fs = require('fs'), net = require('net'), cp = require('child_process');
+const rl = require('readline').createInterface({ input: process.stdin });
+const answer = (e) => {
+  if (!e) return console.log('ok');
+  console.log((e.code === 'EACCES' || e.code === 'EPERM') ? 'denied' : 'error', String(e));
+};
+let chain = Promise.resolve();
+rl.on('line', (line) => {
+  chain = chain.then(() => new Promise((done) => {
+    const i = line.indexOf(' ');
+    const kind = i < 0 ? line : line.slice(0, i), target = i < 0 ? '' : line.slice(i + 1);
+    try {
+      if (kind === 'read') fs.readFileSync(target);
+      else if (kind === 'write') fs.writeFileSync(target, 'x');
+      else if (kind === 'exec') { const r = cp.spawnSync(target, ['-c', 'exit 0']); if (r.error) throw r.error; }
+      else if (kind === 'connect') {
+        const s = net.connect(Number(target), '127.0.0.1');
+        s.on('connect', () => { s.destroy(); answer(null); done(); });
+        s.on('error', (e) => { answer(e); done(); });
+        return;
+      }
+      answer(null);
+    } catch (e) { answer(e); }
+    done();
+  }));
+});
+`
+
+// requireLandlock skips when the kernel has no Landlock: nothing can be
+// confined there, which TestReportStrings covers.
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if confine.KernelABI() < 4 {
+		t.Skipf("kernel Landlock ABI %d: these tests need ABI 4 (file system and TCP rules)", confine.KernelABI())
+	}
+}
+
+// A world is the directories and ports of one test: a workspace (rw), a
+// package (ro), a directory outside the grant with a secret, a declared
+// port and an undeclared one, both listening.
+type world struct {
+	workspace, pkg, outside, secret string
+	declared, undeclared            uint16
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{workspace: t.TempDir(), pkg: t.TempDir(), outside: t.TempDir()}
+	w.secret = filepath.Join(w.outside, "secret")
+	if err := os.WriteFile(w.secret, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.pkg, "data"), []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.declared, w.undeclared = listen(t), listen(t)
+	return w
+}
+
+func (w *world) sandbox(execOK bool) *core.Confinement {
+	return &core.Confinement{
+		Paths:   []core.ConfinedPath{{Path: w.workspace, Write: true}, {Path: w.pkg}},
+		Connect: []uint16{w.declared},
+		Exec:    execOK,
+	}
+}
+
+func listen(t *testing.T) uint16 {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+// start runs program confined by c through the test binary as launcher
+// and returns a function sending one request and returning the answer.
+func start(t *testing.T, program string, args []string, c *core.Confinement, env []string) func(string) string {
+	t.Helper()
+	tmp := t.TempDir()
+	env = append(env, "TMPDIR="+tmp)
+	lc, err := confine.Launch{Program: program, Args: args, Env: env, Sandbox: c, TempDir: tmp}.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(lc.Path)
+	cmd.Args, cmd.Env, cmd.ExtraFiles = lc.Args, lc.Env, lc.ExtraFiles
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		lc.Close()
+		t.Fatal(err)
+	}
+	if err := lc.Started(); err != nil {
+		cmd.Wait()
+		t.Fatalf("start %s: %v (stderr: %s)", program, err, stderr.String())
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	r := bufio.NewReader(stdout)
+	return func(req string) string {
+		t.Helper()
+		if _, err := io.WriteString(stdin, req+"\n"); err != nil {
+			t.Fatalf("%s: write %q: %v (stderr: %s)", program, req, err, stderr.String())
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: answer to %q: %v (stderr: %s)", program, req, err, stderr.String())
+		}
+		return strings.TrimSpace(line)
+	}
+}
+
+// expect asks each request and checks the answer's first word.
+func expect(t *testing.T, ask func(string) string, cases map[string]string) {
+	t.Helper()
+	for req, want := range cases {
+		got := ask(req)
+		if word, _, _ := strings.Cut(got, " "); word != want {
+			t.Errorf("%q: got %q, want %s", req, got, want)
+		}
+	}
+}
+
+func (w *world) cases() map[string]string {
+	p := strconv.Itoa
+	return map[string]string{
+		"read " + w.secret:                              "denied",
+		"write " + filepath.Join(w.outside, "new"):      "denied",
+		"write " + filepath.Join(w.pkg, "new"):          "denied",
+		"connect " + p(int(w.undeclared)):               "denied",
+		"exec /bin/sh":                                  "denied",
+		"read " + filepath.Join(w.pkg, "data"):          "ok",
+		"write " + filepath.Join(w.workspace, "output"): "ok",
+		"connect " + p(int(w.declared)):                 "ok",
+	}
+}
+
+func hostEnv() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+}
+
+// TestGoServerConfined: a Go server starts under a default-like sandbox
+// and, from inside its process, forbidden reads, writes, connects and
+// execs fail while the declared ones work.
+func TestGoServerConfined(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	w := newWorld(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := start(t, exe, []string{exe}, w.sandbox(false), append(hostEnv(), serverEnv+"=go"))
+	expect(t, ask, w.cases())
+	expect(t, ask, map[string]string{"tmpdir": "ok", "read /proc/self/status": "ok", "read /etc/passwd": "ok"})
+}
+
+// TestPythonServerConfined: a Python server started through
+// "#!/usr/bin/env python3", found through the PATH (here possibly a
+// version manager's shim under the home directory), starts and is
+// confined.
+func TestPythonServerConfined(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	w := newWorld(t)
+	script := filepath.Join(w.pkg, "server.py")
+	if err := os.WriteFile(script, []byte(pythonServer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ask := start(t, script, []string{script}, w.sandbox(false), hostEnv())
+	expect(t, ask, w.cases())
+}
+
+// TestNodeServerConfined: the same for a Node server.
+func TestNodeServerConfined(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	w := newWorld(t)
+	script := filepath.Join(w.pkg, "server.js")
+	if err := os.WriteFile(script, []byte(nodeServer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ask := start(t, script, []string{script}, w.sandbox(false), hostEnv())
+	expect(t, ask, w.cases())
+}
+
+// TestChildrenInheritTheRules: a server allowed to run programs runs
+// /bin/sh, and that child still cannot read outside the grant.
+func TestChildrenInheritTheRules(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	w := newWorld(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := start(t, exe, []string{exe}, w.sandbox(true), append(hostEnv(), serverEnv+"=go"))
+	expect(t, ask, map[string]string{
+		"exec /bin/sh":                               "ok",
+		"child-read " + w.secret:                     "denied",
+		"child-read " + filepath.Join(w.pkg, "data"): "ok",
+	})
+}
+
+// TestLauncherWithoutInitIsRefused: a launcher binary that never calls
+// Init is not run as a server: the start fails and says why.
+func TestLauncherWithoutInitIsRefused(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc, err := confine.Launch{Program: "/bin/true", Args: []string{"true"}, Env: []string{noInitEnv + "=1"}, Sandbox: &core.Confinement{}}.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(lc.Path)
+	cmd.Args, cmd.Env, cmd.ExtraFiles = lc.Args, lc.Env, lc.ExtraFiles
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	serr := lc.Started()
+	cmd.Wait()
+	if serr == nil || !strings.Contains(serr.Error(), "must call confine.Init") || !strings.Contains(serr.Error(), exe) {
+		t.Fatalf("Started() = %v, want the launcher %s refused for not calling confine.Init", serr, exe)
+	}
+}
+
+// TestProbe: the probes report the forbidden operations blocked and the
+// declared ones allowed, for both values of Exec.
+func TestProbe(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	w := newWorld(t)
+	for _, execOK := range []bool{false, true} {
+		results, err := confine.Probe(context.Background(), w.sandbox(execOK), confine.ProbeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		for _, r := range results {
+			if !r.OK() {
+				t.Errorf("exec=%v: %s", execOK, r)
+			}
+			kinds[fmt.Sprintf("%s/%v", r.Kind, r.WantBlocked)] = true
+			if r.Kind == "exec" && r.WantBlocked == execOK {
+				t.Errorf("exec=%v: the exec probe wants blocked=%v", execOK, r.WantBlocked)
+			}
+		}
+		for _, k := range []string{"read/true", "write/true", "connect/true", "read/false", "write/false", "connect/false"} {
+			if !kinds[k] {
+				t.Errorf("exec=%v: no %s probe in %v", execOK, k, results)
+			}
+		}
+	}
+}
+
+// TestProbeWithoutLandlockSaysNotBlocked: with the ABI lowered to 0 nothing
+// is enforced, and the probes say so instead of claiming a block.
+func TestProbeWithoutLandlockSaysNotBlocked(t *testing.T) {
+	defer confine.SetKernelABIForTesting(0)()
+	w := newWorld(t)
+	results, err := confine.Probe(context.Background(), w.sandbox(false), confine.ProbeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Blocked {
+			t.Errorf("%s blocked with no Landlock", r)
+		}
+		if r.Kind == "read" && r.WantBlocked && r.OK() {
+			t.Errorf("%s reported OK with no Landlock", r)
+		}
+	}
+}
+
+// lockedBuffer is a strings.Builder safe to read while a process writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,100 @@
+package confine
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// Init must be the first call in main of a binary that starts confined
+// servers (the launcher is that binary, re-executed). In a process started
+// as a launcher it applies the rules and execs the server, or runs the
+// probes, and never returns; in any other process it returns at once.
+func Init() {
+	if len(os.Args) != 2 || os.Args[1] != launcherArg {
+		return
+	}
+	raw, ok := os.LookupEnv(planEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(planEnv)
+	syscall.CloseOnExec(statusFD)
+	status := os.NewFile(statusFD, "confine-status")
+	status.Write([]byte{statusAlive})
+	fail := func(format string, args ...any) {
+		status.Write(append([]byte{statusFailed}, fmt.Sprintf(format, args...)...))
+		os.Exit(126)
+	}
+	var p plan
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		fail("sandbox launcher: bad plan: %v", err)
+	}
+	if err := apply(p); err != nil {
+		fail("apply the sandbox: %v", err)
+	}
+	if p.Probe != nil {
+		runProbes(p, os.Stdout)
+		os.Exit(0)
+	}
+	err := syscall.Exec(p.Program, p.Args, os.Environ())
+	fail("exec %s in the sandbox: %v", p.Program, err)
+}
+
+// configs are the go-landlock configurations by ABI.
+var configs = []landlock.Config{1: landlock.V1, 2: landlock.V2, 3: landlock.V3, 4: landlock.V4, 5: landlock.V5, 6: landlock.V6, 7: landlock.V7}
+
+const (
+	rRead  = ll.AccessFSReadFile | ll.AccessFSReadDir
+	rExec  = ll.AccessFSExecute
+	rWrite = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
+		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+		ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate
+	// rFile are the rights that apply to a file (not a directory).
+	rFile = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate
+)
+
+// apply restricts this process (all its threads) to the plan's rules.
+func apply(p plan) error {
+	abi := min(p.ABI, maxABI)
+	if abi < abiFS {
+		return nil // unsandboxed; Required was checked by the transport
+	}
+	cfg := configs[abi].BestEffort()
+	var handled uint64 = rRead | rExec | rWrite
+	if abi < abiTruncate {
+		handled &^= ll.AccessFSTruncate
+	}
+	var rules []landlock.Rule
+	add := func(paths []string, rights uint64) {
+		for _, path := range paths {
+			st, err := os.Stat(path)
+			if err != nil {
+				continue // a missing path grants nothing
+			}
+			r := rights & handled
+			if !st.IsDir() {
+				r &= rFile
+			}
+			if r != 0 {
+				rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(r), path))
+			}
+		}
+	}
+	add(p.Read, rRead)
+	add(p.Write, rRead|rWrite)
+	add(p.Exec, rRead|rExec)
+	if abi >= abiTCP {
+		for _, port := range p.Connect {
+			rules = append(rules, landlock.ConnectTCP(port))
+		}
+		for _, port := range p.Bind {
+			rules = append(rules, landlock.BindTCP(port))
+		}
+	}
+	return cfg.Restrict(rules...)
+}

@@ -1,0 +1,174 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"yolop.dev/core"
+)
+
+const (
+	// launcherArg is the launcher's argv[1]. A binary that does not call
+	// [Init] sees it as an unknown flag and exits, which the status pipe
+	// reports (see [Command.Started]).
+	launcherArg = "-yolop-confine-launcher"
+	// planEnv carries the JSON plan; the launcher removes it before exec.
+	planEnv = "YOLOP_CONFINE_PLAN"
+	// statusFD is the launcher's end of the status pipe.
+	statusFD = 3
+)
+
+// The launcher's status bytes: it writes statusAlive once it runs, then
+// either nothing (the pipe closes at a successful exec, being
+// close-on-exec) or statusFailed followed by the reason.
+const (
+	statusAlive  = 'L'
+	statusFailed = 'E'
+)
+
+// startTimeout bounds how long [Command.Started] waits for the launcher's
+// verdict; only a launcher binary that neither calls Init nor exits can
+// hold the pipe that long.
+var startTimeout = 30 * time.Second
+
+// A Launch describes one confined start.
+type Launch struct {
+	// Launcher is the binary that calls [Init] first thing in main. Empty
+	// means os.Executable().
+	Launcher string
+	// Program is the absolute path of the server's executable, Args its
+	// argv (Args[0] included) and Env its environment.
+	Program string
+	Args    []string
+	Env     []string
+	// Sandbox is the confinement; it must not be nil.
+	Sandbox *core.Confinement
+	// TempDir is the instance's private temporary directory, granted read
+	// and write; "" grants none.
+	TempDir string
+}
+
+// A Command is a prepared launch: start a process with Path, Args, Env
+// and ExtraFiles (the status pipe must be the child's fd 3, so ExtraFiles
+// goes first), then call Started.
+type Command struct {
+	Path       string
+	Args       []string
+	Env        []string
+	ExtraFiles []*os.File
+
+	status *os.File // our end of the status pipe
+}
+
+// Command prepares the launch.
+func (l Launch) Command() (*Command, error) {
+	if l.Sandbox == nil {
+		return nil, errors.New("confine: no sandbox to launch under")
+	}
+	program, args, shim, resolved := resolveShim(l.Program, l.Args, l.Env)
+	p := buildPlan(l.Sandbox, program, args, envValue(l.Env, "PATH"), l.TempDir)
+	if shim && resolved {
+		// The program is now the interpreter: its install prefix holds
+		// its standard library.
+		home, _ := os.UserHomeDir()
+		if dir := installPrefix(program, home); dir != "" {
+			p.Exec = append(p.Exec, dir)
+		}
+		if real, err := filepath.EvalSymlinks(program); err == nil {
+			if dir := installPrefix(real, home); dir != "" {
+				p.Exec = append(p.Exec, dir)
+			}
+		}
+	}
+	if shim && !resolved {
+		// An unresolved shim runs the system's programs to start the
+		// interpreter: let it, or the server cannot start.
+		p.Exec = append(p.Exec, systemDirs...)
+	}
+	return l.command(p)
+}
+
+func (l Launch) command(p plan) (*Command, error) {
+	launcher := l.Launcher
+	if launcher == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("confine: find the launcher (this executable): %w", err)
+		}
+		launcher = exe
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("confine: status pipe: %w", err)
+	}
+	env := make([]string, 0, len(l.Env)+1)
+	for _, kv := range l.Env {
+		if !strings.HasPrefix(kv, planEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, planEnv+"="+string(raw))
+	return &Command{
+		Path:       launcher,
+		Args:       []string{launcher, launcherArg},
+		Env:        env,
+		ExtraFiles: []*os.File{w},
+		status:     r,
+	}, nil
+}
+
+// Started waits for the launcher's verdict once the process has started:
+// nil when it exec'd the server under the rules, else why not (the rules
+// could not be applied, the program could not be exec'd, or the launcher
+// binary does not call [Init]). It closes the pipe either way.
+func (c *Command) Started() error {
+	c.closeChild()
+	defer c.status.Close()
+	_ = c.status.SetReadDeadline(time.Now().Add(startTimeout))
+	b, err := io.ReadAll(c.status)
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fmt.Errorf("the sandbox launcher %s did not report within %s; it must call confine.Init first thing in main", c.Path, startTimeout)
+		}
+		return fmt.Errorf("sandbox launcher status: %w", err)
+	}
+	if len(b) == 0 || b[0] != statusAlive {
+		return fmt.Errorf("the sandbox launcher %s is not one: it exited without applying the sandbox (a binary that starts confined servers must call confine.Init first thing in main)", c.Path)
+	}
+	if len(b) > 1 && b[1] == statusFailed {
+		return errors.New(string(b[2:]))
+	}
+	return nil
+}
+
+// Close releases the pipe when the process could not be started.
+func (c *Command) Close() {
+	c.closeChild()
+	c.status.Close()
+}
+
+func (c *Command) closeChild() {
+	for _, f := range c.ExtraFiles {
+		f.Close()
+	}
+}
+
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
