@@ -143,6 +143,7 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 		Marketplaces:   h.Marketplaces(),
 		SecretsChanged: h.ReloadScrubber,
 		HostVersion:    o.Version,
+		Advisories:     h.advisories, // registry advisories gate crate versions (advisor.go)
 	})
 	h.ReloadScrubber(ctx)
 	return h, nil
