@@ -416,6 +416,12 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		}
 	}
 
+	if len(s.subscriptions(yep.HookPostToolUse, t.name)) > 0 {
+		// A post_tool_use hook may replace the result: what the tool
+		// streams before the hook ran reaches nobody (events, traces, the
+		// caller), only its progress does.
+		onUpdate = withholdStreamed(onUpdate)
+	}
 	mutated, err := s.firePre(ctx, t, callID, args, tool, turn)
 	if err != nil {
 		var blocked *HookBlockedError
@@ -464,6 +470,21 @@ func (s *Session) CallTool(ctx context.Context, name, callID string, args json.R
 		s.fireFailure(ctx, t.name, callID, args, res.Output)
 	}
 	return res, nil
+}
+
+// withholdStreamed passes on an update's progress without its output and
+// data, and drops an update that carries nothing else.
+func withholdStreamed(next func(yep.ToolUpdateParams)) func(yep.ToolUpdateParams) {
+	if next == nil {
+		return nil
+	}
+	return func(u yep.ToolUpdateParams) {
+		if u.Progress == nil {
+			return
+		}
+		u.Output, u.Data = "", nil
+		next(u)
+	}
 }
 
 // toolSpan is the host's span of one tool call.
