@@ -49,6 +49,9 @@ type Fetcher interface {
 type Git struct {
 	// AllowFile accepts file:// URLs. Tests only; false refuses them.
 	AllowFile bool
+	// OpenPGPKeys supplies the public keys that verify OpenPGP-signed
+	// commits and tags; nil means [GPGKeys] (signer.go).
+	OpenPGPKeys git.OpenPGPKeys
 }
 
 // Open implements [Fetcher].
@@ -56,7 +59,7 @@ func (g Git) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc, 
 	if src.Kind != packaging.SourceGit {
 		return nil, nil, fmt.Errorf("installing %s: not a git source", src)
 	}
-	opts := git.Options{AllowFile: g.AllowFile}
+	opts := git.Options{AllowFile: g.AllowFile, OpenPGPKeys: g.openPGPKeys()}
 	return func(ctx context.Context, dir string) (packaging.FetchResult, error) {
 		r, err := git.Fetch(ctx, src.URL, src.Rev, dir, opts)
 		if err != nil {
@@ -67,6 +70,6 @@ func (g Git) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc, 
 				req.Warn(fmt.Sprintf("git submodule %s was not fetched (submodules never are)", s))
 			}
 		}
-		return packaging.FetchResult{Commit: r.Commit}, nil
+		return packaging.FetchResult{Commit: r.Commit, Signer: gitSigner(r.Signer)}, nil
 	}, nil, nil
 }
