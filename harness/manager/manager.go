@@ -226,6 +226,7 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 				return err // nothing to approve: it would not run here
 			}
 			p := proposal(src, next, prev, ch)
+			p.Text += m.sandboxText(ctx, next)
 			switched := false
 			if old, ok := prevSources[next.Name]; ok && prev != nil && !old.SameSource(src) {
 				switched = true
