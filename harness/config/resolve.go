@@ -267,6 +267,9 @@ func (r *Resolver) Grant(ctx context.Context, m *packaging.Manifest) (host.Grant
 	if err == nil {
 		err = r.applySandboxSettings(ctx, m, &g.Server)
 	}
+	if err == nil {
+		err = r.applyHookSettings(ctx, m, &g)
+	}
 	if err != nil {
 		return host.Grant{}, nil, err
 	}
