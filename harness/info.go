@@ -51,6 +51,10 @@ type Info struct {
 	// or is not running there. The approved models and their context
 	// windows are in Summary.
 	Provider *ProviderEndpoint `json:"provider,omitempty"`
+	// Sandbox is what this machine enforces of a native server's OS
+	// sandbox with the user's settings, and where its rules come from
+	// (see sandbox.go); "" for an extension with no native server.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // A ProviderEndpoint is where a running extension serves its model
@@ -148,6 +152,7 @@ func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, erro
 		in.Enabled, in.Health, in.Warnings, in.Config = l.Enabled, l.Health, l.Warnings, l.Config
 	}
 	in.Provider = h.liveProvider(name)
+	in.Sandbox = h.sandboxInfo(ctx, approved)
 	if _, err := h.store.VerifyInstalled(ctx, name); err != nil {
 		var mc *packaging.ManifestChangedError
 		switch {
@@ -175,6 +180,7 @@ func (h *Harness) infoOfDir(ctx context.Context, dir string) (*Info, error) {
 	}
 	in := notInstalled(m, m.Dir, packaging.SourcePath)
 	in.Provider = h.liveProvider(m.Name) // a package a front-end runs in place
+	in.Sandbox = h.sandboxInfo(ctx, m)
 	return in, nil
 }
 
@@ -273,6 +279,9 @@ func (in *Info) Text() string {
 		fmt.Fprintf(&b, "  approved: %s\n", l.InstalledAt.Format("2006-01-02 15:04:05 MST"))
 	}
 	fmt.Fprintf(&b, "  context:  %s\n", in.Context)
+	if in.Sandbox != "" {
+		fmt.Fprintf(&b, "  sandbox:  %s\n", in.Sandbox)
+	}
 	if in.Health != "" {
 		fmt.Fprintf(&b, "  health:   %s\n", in.Health)
 	}
