@@ -55,6 +55,11 @@ type Options struct {
 	// manifest's engines.yolop at install, enable and session start. Empty
 	// skips the check.
 	HostVersion string
+	// Advisories, if set, reads a registry's advisories for a crate: an
+	// installed crate version a critical one affects is not started
+	// (Grants), listed as blocked (List), and not installed or updated
+	// to; see advisor.go.
+	Advisories AdvisorySource
 }
 
 // A Manager manages installed extensions. It holds no state of its own
@@ -205,6 +210,7 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 	if err != nil {
 		return nil, err
 	}
+	fetch = m.gateFetch(src, req.Name, fetch, out) // advisories: a critical one refuses the version
 	// The previously approved sources by name: switching an installed
 	// extension to another source needs consent even when the manifest
 	// is the same (the code behind it is not). Read before the store's
@@ -526,6 +532,12 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
 			continue
 		}
+		if st := m.entryAdvisories(ctx, &v.Entry); st.Blocked() {
+			warns = append(warns, fmt.Sprintf("not starting enabled extension %s: %s", e.Name, st.Reason(e.Name)))
+			continue
+		} else if len(st.Warnings)+len(st.Allowed) > 0 || st.Unchecked != "" {
+			warns = append(warns, st.Lines(e.Name)...)
+		}
 		g, gw, err := m.Grant(ctx, v.Manifest)
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
@@ -577,6 +589,10 @@ type Info struct {
 	// values are never reported.
 	Config []ConfigStatus `json:"config"`
 	Dir    string         `json:"dir,omitempty"`
+	// Advisories is what the registry's advisories say about the
+	// installed version (a crate source); Health is "blocked: critical
+	// advisory <id>" when one stops it.
+	Advisories *AdvisoryStatus `json:"advisories,omitempty"`
 }
 
 // ConfigStatus is one config field of an extension.
@@ -623,6 +639,7 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 			info.Health = "warning"
 			info.Warnings = append(info.Warnings, serr.Error())
 		}
+		m.listAdvisories(ctx, in.Entry, &info)
 		if cmd, err := serverMissing(in.Manifest); err != nil {
 			if info.Health == "ok" {
 				what := "not found"
