@@ -18,13 +18,14 @@ directory that any static file server or object store can host.
 
   publish <file.crate> --index <dir>   add a crate (and its artifacts) to an index
   serve <dir>                          serve an index on 127.0.0.1 for local use
+  advise <dir> --crate X --severity S  add a security advisory for a crate
 
 Install from it with:
   yolop ext install <name> --registry sparse+http://127.0.0.1:PORT/
 
 See docs/registry.md.`,
 	}
-	cmd.AddCommand(a.registryPublishCmd(), a.registryServeCmd())
+	cmd.AddCommand(a.registryPublishCmd(), a.registryServeCmd(), a.registryAdviseCmd())
 	return cmd
 }
 
