@@ -93,6 +93,11 @@ func DefaultServers() map[string]ServerConfig {
 			// tsserver starts loading the project (reported as progress)
 			// only after the first file opens, up to seconds later.
 			SettleMS: 5000,
+			// Semantic answers only: while the project loads, tsserver's
+			// syntax server would answer a definition with the import
+			// that names the symbol (the file's own binding), which an
+			// agent takes as the answer.
+			InitializationOptions: json.RawMessage(`{"tsserver":{"useSyntaxServer":"never"}}`),
 			// TypeScript 7 ships no tsserver, which the server drives.
 			Install: "npm install -g typescript-language-server typescript@6",
 		},
