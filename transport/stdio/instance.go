@@ -126,6 +126,10 @@ type proc struct {
 	stdoutOnce   sync.Once
 	stdoutClosed atomic.Bool
 
+	// cleanup, if set, runs once the server is reaped (a confined
+	// server's private temp directory is removed).
+	cleanup func()
+
 	wg   sync.WaitGroup // the waiter and the stderr pump
 	done chan struct{}
 	err  error // written before done is closed
@@ -206,6 +210,9 @@ func (p *proc) wait(started chan<- error) {
 	}
 	timer.Stop()
 
+	if p.cleanup != nil {
+		p.cleanup()
+	}
 	p.err = p.exitError()
 	if p.err != nil {
 		p.log.Debug("server exited", "pid", p.pid, "error", p.err)

@@ -23,6 +23,7 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/core/transporttest/conformance"
 	"yolop.dev/transport/stdio"
+	"yolop.dev/transport/stdio/confine"
 )
 
 // fakeEnv selects the fake server a re-executed test binary plays.
@@ -36,6 +37,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	confine.Init() // this binary is the launcher of the sandboxed tests
 	if mode := os.Getenv(pidnsModeEnv); mode != "" {
 		stdio.SetPIDNamespaceModeForTest(mode) // for the whole process
 	}
@@ -58,6 +60,8 @@ func fakeServer(mode string) int {
 			fmt.Println(kv)
 		}
 		return 0
+	case "sandboxed":
+		return sandboxedServer()
 	case "echo":
 		// Cooperative: echo stdin, exit when it closes.
 		io.Copy(os.Stdout, os.Stdin)

@@ -15,6 +15,7 @@ import (
 
 	"yolop.dev/core"
 	"yolop.dev/internal/stderrpump"
+	"yolop.dev/transport/stdio/confine"
 )
 
 // Options configure a [Transport]. Every field's zero value is a sensible
@@ -55,6 +56,10 @@ type Options struct {
 	// Environ returns the host environment to filter. Nil means
 	// [os.Environ].
 	Environ func() []string
+	// Launcher is the binary that starts a server confined by
+	// core.ServerSpec.Sandbox: it must call confine.Init first thing in
+	// main (see package confine). Empty means os.Executable().
+	Launcher string
 }
 
 func (o Options) withDefaults() Options {
@@ -145,13 +150,24 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 		}
 	}
 
+	args := append([]string{spec.Command}, spec.Args...)
+	// A confined server starts as the launcher, which applies the
+	// sandbox and execs path (see sandbox.go).
+	var confined *confinedStart
+	if spec.Sandbox != nil {
+		if confined, err = prepareConfined(spec, opts.Launcher, path, args, env); err != nil {
+			return nil, err
+		}
+	}
 	p, err := newProc(spec.Name, opts, secrets)
 	if err != nil {
+		if confined != nil {
+			confined.abort()
+		}
 		return nil, err
 	}
-	args := append([]string{spec.Command}, spec.Args...)
 	p.newCmd = func(attr *syscall.SysProcAttr) *exec.Cmd {
-		return &exec.Cmd{
+		cmd := &exec.Cmd{
 			Path:        path,
 			Args:        args,
 			Env:         env,
@@ -161,9 +177,28 @@ func (t *Transport) Start(ctx context.Context, spec core.ServerSpec) (core.Insta
 			Stderr:      p.childErr,
 			SysProcAttr: attr,
 		}
+		if confined != nil {
+			c := confined.cmd
+			cmd.Path, cmd.Args, cmd.Env, cmd.ExtraFiles = c.Path, c.Args, c.Env, c.ExtraFiles
+		}
+		return cmd
+	}
+	if confined != nil {
+		tmp := confined.tmpDir
+		p.cleanup = func() { os.RemoveAll(tmp) }
 	}
 	if err := p.start(); err != nil {
+		if confined != nil {
+			confined.abort()
+		}
 		return nil, fmt.Errorf("extension %q: start %s: %w; check that it is a program this system can run", spec.Name, path, err)
+	}
+	if confined != nil {
+		if err := confined.cmd.Started(); err != nil {
+			p.kill()
+			return nil, fmt.Errorf("extension %q: start %s in its sandbox: %w", spec.Name, path, err)
+		}
+		p.log.Debug("server sandboxed", "sandbox", confine.Check(spec.Sandbox).String(), "origin", spec.Sandbox.Origin)
 	}
 	p.log.Debug("server started", "pid", p.pid, "path", path, "dir", dir, "pid_namespace", p.pidns)
 	h := &Instance{p: p}

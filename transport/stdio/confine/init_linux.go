@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -15,9 +18,22 @@ import (
 // as a launcher it applies the rules and execs the server, or runs the
 // probes, and never returns; in any other process it returns at once.
 func Init() {
+	if len(os.Args) == 2 && os.Args[1] == probeArg {
+		if raw, ok := os.LookupEnv(probeEnv); ok {
+			runProbeProcess(raw)
+		}
+		return
+	}
 	if len(os.Args) != 2 || os.Args[1] != launcherArg {
 		return
 	}
+	// The rules are applied to this thread only, which then execs: the
+	// new program starts with this thread's domain and no_new_privs, and
+	// so do all its threads and children. (Restricting every thread of
+	// the Go runtime, as go-landlock's Restrict does, is not needed before
+	// an exec, and its all-threads mechanism can hang in a process that
+	// is a PID namespace's init.)
+	runtime.LockOSThread()
 	raw, ok := os.LookupEnv(planEnv)
 	if !ok {
 		return
@@ -37,11 +53,21 @@ func Init() {
 	if err := apply(p); err != nil {
 		fail("apply the sandbox: %v", err)
 	}
+	program, args, env := p.Program, p.Args, os.Environ()
 	if p.Probe != nil {
-		runProbes(p, os.Stdout)
-		os.Exit(0)
+		// The probes run in a fresh exec of this binary, so that every
+		// thread they use is confined.
+		ops, err := json.Marshal(p.Probe)
+		if err != nil {
+			fail("sandbox launcher: %v", err)
+		}
+		if program, err = os.Executable(); err != nil {
+			fail("sandbox launcher: %v", err)
+		}
+		args = []string{program, probeArg}
+		env = append(env, probeEnv+"="+string(ops))
 	}
-	err := syscall.Exec(p.Program, p.Args, os.Environ())
+	err := syscall.Exec(program, args, env)
 	fail("exec %s in the sandbox: %v", p.Program, err)
 }
 
@@ -96,5 +122,32 @@ func apply(p plan) error {
 			rules = append(rules, landlock.BindTCP(port))
 		}
 	}
-	return cfg.Restrict(rules...)
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return nil // nothing to restrict at this ABI
+	}
+	defer syscall.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// runProbeProcess runs the probes of a probe launch, in the process the
+// launcher exec'd under the rules, and exits.
+func runProbeProcess(raw string) {
+	os.Unsetenv(probeEnv)
+	var pp probePlan
+	if err := json.Unmarshal([]byte(raw), &pp); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox probe: bad plan:", err)
+		os.Exit(2)
+	}
+	runProbes(plan{Probe: &pp}, os.Stdout)
+	os.Exit(0)
 }

@@ -20,6 +20,10 @@ const (
 	launcherArg = "-yolop-confine-launcher"
 	// planEnv carries the JSON plan; the launcher removes it before exec.
 	planEnv = "YOLOP_CONFINE_PLAN"
+	// probeArg and probeEnv start the process that runs the probes,
+	// exec'd by a probe launch under the rules.
+	probeArg = "-yolop-confine-probe"
+	probeEnv = "YOLOP_CONFINE_PROBE"
 	// statusFD is the launcher's end of the status pipe.
 	statusFD = 3
 )
