@@ -96,6 +96,9 @@ type LockFields struct {
 	Registry       string    `json:"registry,omitempty"`
 	ArtifactDigest string    `json:"artifact_digest,omitempty"`
 	InstalledAt    time.Time `json:"installed_at"`
+	// Signer is the pinned key that signed the approved git commit or
+	// tag; nil when it was unsigned.
+	Signer *packaging.Signer `json:"signer,omitempty"`
 }
 
 // Info describes arg: an installed extension's name, a package directory,
@@ -141,7 +144,7 @@ func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, erro
 		Name: e.Name, Version: e.Version, Installed: true, Source: e.Source, Kind: string(e.Kind),
 		Summary: packaging.Summary(approved), Context: ManifestCost(approved), Approval: "approved", Config: []manager.ConfigStatus{},
 		Lock: &LockFields{Commit: e.Commit, ContentHash: e.ContentHash, Files: len(e.Files), CrateChecksum: e.CrateChecksum,
-			Registry: e.Registry, ArtifactDigest: e.ArtifactDigest, InstalledAt: e.InstalledAt},
+			Registry: e.Registry, ArtifactDigest: e.ArtifactDigest, InstalledAt: e.InstalledAt, Signer: e.Signer},
 	}
 	list, err := h.mgr.List(ctx)
 	if err != nil {
@@ -265,6 +268,9 @@ func (in *Info) Text() string {
 	if l := in.Lock; l != nil {
 		if l.Commit != "" {
 			fmt.Fprintf(&b, "  commit:   %s\n", l.Commit)
+		}
+		if l.Signer != nil {
+			fmt.Fprintf(&b, "  signer:   %s (pinned)\n", l.Signer.Describe())
 		}
 		fmt.Fprintf(&b, "  content:  %s (%d files)\n", l.ContentHash, l.Files)
 		if l.Registry != "" {
