@@ -114,6 +114,10 @@ type Artifact struct {
 	BinPath string
 	// Bin is the file name installed under <pkgdir>/bin/.
 	Bin string
+	// MinisignKey, if set, is the pinned minisign public key the artifact
+	// must be signed with: <URL>.minisig is fetched and verified before
+	// anything is written (minisign.go).
+	MinisignKey string
 }
 
 // Select picks the artifact for the first of targets that has one. Our own
@@ -357,6 +361,9 @@ func (c *Client) ProvisionArtifact(ctx context.Context, a Artifact, pkgDir strin
 	defer f.Close()
 	if !checksumEqual(sum, a.SHA256) {
 		return "", fmt.Errorf("%w: %s: the crate metadata pins sha256 %s, the download is %s; nothing was installed", ErrChecksum, what, a.SHA256, sum)
+	}
+	if err := c.verifyArtifactSignature(ctx, a, f.Name(), pkgDir); err != nil {
+		return "", err
 	}
 	staging, err := os.MkdirTemp(pkgDir, ".tmp-*")
 	if err != nil {
