@@ -70,6 +70,10 @@ func (g Git) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc, 
 				req.Warn(fmt.Sprintf("git submodule %s was not fetched (submodules never are)", s))
 			}
 		}
-		return packaging.FetchResult{Commit: r.Commit, Signer: gitSigner(r.Signer)}, nil
+		signer, err := signerOf(ctx, src, r, opts)
+		if err != nil {
+			return packaging.FetchResult{}, err
+		}
+		return packaging.FetchResult{Commit: r.Commit, Signer: signer}, nil
 	}, nil, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"time"
 
 	"yolop.dev/packaging"
@@ -54,4 +55,23 @@ func (g Git) openPGPKeys() git.OpenPGPKeys {
 		return g.OpenPGPKeys
 	}
 	return GPGKeys
+}
+
+// signerOf is the signer to pin for r, fetched for src. When the commit is
+// unsigned and was fetched by its id although the source names a branch
+// or tag (the update cooldown resolves the ref first, then fetches the
+// commit it saw), the annotated tag's signature is looked up through the
+// ref, and counts if the ref still resolves to the same commit.
+func signerOf(ctx context.Context, src packaging.Source, r git.Result, opts git.Options) (*packaging.Signer, error) {
+	if r.Signer != nil || r.Ref != r.Commit || src.Rev == "" || strings.EqualFold(src.Rev, r.Commit) {
+		return gitSigner(r.Signer), nil
+	}
+	via, err := git.ResolveOnly(ctx, src.URL, src.Rev, opts)
+	if err != nil {
+		return nil, err
+	}
+	if via.Commit != r.Commit {
+		return nil, nil // the ref moved on: only the commit's own signature counts
+	}
+	return gitSigner(via.Signer), nil
 }
