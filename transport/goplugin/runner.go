@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,13 @@ func (r *procRunner) Start(ctx context.Context) error {
 	}
 	spec := r.spec
 	spec.Env = r.env
+	if spec.Sandbox != nil && r.socketDir != "" {
+		// A sandboxed plugin creates its gRPC socket in go-plugin's
+		// socket directory: grant it, and nothing else more.
+		sb := *spec.Sandbox
+		sb.Paths = append(slices.Clone(sb.Paths), core.ConfinedPath{Path: r.socketDir, Write: true})
+		spec.Sandbox = &sb
+	}
 	inst, err := r.stdio.Start(ctx, spec)
 	if err != nil {
 		r.startErr = err
