@@ -38,11 +38,12 @@ func (DeclarativeTransport) Start(ctx context.Context, spec core.ServerSpec) (co
 	if err != nil {
 		return nil, err
 	}
-	srv := transporttest.SDK(sdk.Info{Name: spec.Name}, func(s *sdk.Server) { serveDeclarative(s, spec.PackageDir, d) })
+	info := sdk.Info{Name: spec.Name, UIAsk: hostgrant.DeclarativeAsks(d)}
+	srv := transporttest.SDK(info, func(s *sdk.Server) { serveDeclarative(s, spec.Name, spec.PackageDir, d) })
 	return (&transporttest.Transport{Servers: map[string]transporttest.Server{spec.Name: srv}}).Start(ctx, spec)
 }
 
-func serveDeclarative(s *sdk.Server, dir string, d *packaging.Declarative) {
+func serveDeclarative(s *sdk.Server, name, dir string, d *packaging.Declarative) {
 	for _, c := range d.Commands {
 		s.Command(c.Name, c.Description, func(_ context.Context, args string) (yep.CommandExecuteResult, error) {
 			return yep.CommandExecuteResult{Success: true, Message: c.Expand(args)}, nil
@@ -88,14 +89,26 @@ func serveDeclarative(s *sdk.Server, dir string, d *packaging.Declarative) {
 	for _, x := range subs {
 		s.OnHook(x.event, x.matcher, func(ctx context.Context, ev *sdk.HookEvent) (yep.HookFireResult, error) {
 			var contexts []string
+			var mutated json.RawMessage
 			for _, h := range x.hooks {
 				res, err := runCommandHook(ctx, dir, d, h, ev)
+				if err == nil && res.Decision == decisionAsk {
+					res, err = askForHook(ctx, s, name, h, ev, res.Reason, res.Args)
+				}
 				if err != nil || res.Decision == yep.DecisionBlock {
 					return res, err
+				}
+				if res.Decision == yep.DecisionMutate && len(res.Args) > 0 {
+					// The next command of the subscription sees the
+					// replacement, as the next subscription would.
+					mutated, ev.Args = res.Args, res.Args
 				}
 				if res.Context != "" {
 					contexts = append(contexts, res.Context)
 				}
+			}
+			if mutated != nil {
+				return yep.HookFireResult{Decision: yep.DecisionMutate, Args: mutated, Reason: "updatedInput of a " + packaging.ClaudeEventName(x.event) + " hook"}, nil
 			}
 			return yep.HookFireResult{Decision: yep.DecisionAllow, Context: strings.Join(contexts, "\n\n")}, nil
 		}, x.opts)
@@ -163,9 +176,10 @@ type hookOutput struct {
 	Decision   string `json:"decision"`
 	Reason     string `json:"reason"`
 	Specific   struct {
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-		AdditionalContext        string `json:"additionalContext"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		AdditionalContext        string          `json:"additionalContext"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -184,7 +198,9 @@ func runCommandHook(ctx context.Context, dir string, d *packaging.Declarative, h
 	// where the command quotes it, and is never parsed as shell.
 	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
 	cmd.Dir, _ = os.Getwd()
-	cmd.Env = []string{"CLAUDE_PLUGIN_ROOT=" + dir, "CLAUDE_PROJECT_DIR=" + cmd.Dir}
+	// Python writes no bytecode cache beside a hook's modules: every file
+	// under hooks/ is pinned, and a new one refuses the hook.
+	cmd.Env = []string{"CLAUDE_PLUGIN_ROOT=" + dir, "CLAUDE_PROJECT_DIR=" + cmd.Dir, "PYTHONDONTWRITEBYTECODE=1"}
 	for _, k := range []string{"PATH", "HOME", "LANG", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -229,6 +245,9 @@ func runCommandHook(ctx context.Context, dir string, d *packaging.Declarative, h
 	res := yep.HookFireResult{Decision: yep.DecisionAllow}
 	if contextEvent {
 		res.Context = o.Specific.AdditionalContext
+	}
+	if h.Event == yep.HookPreToolUse {
+		return preToolUseDecision(h, ev, o, res)
 	}
 	return res, nil
 }

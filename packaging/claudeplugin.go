@@ -177,6 +177,11 @@ func loadDeclarative(root string, raw []byte, max int64) (*Declarative, error) {
 			return nil, err
 		}
 	}
+	if len(d.Hooks) > 0 {
+		if err := d.pinHooksDir(root); err != nil {
+			return nil, err
+		}
+	}
 	mcp, err := d.referenced(root, pj.MCPServers, ".mcp.json", max)
 	if err != nil {
 		return nil, fmt.Errorf("mcpServers: %w", err)
@@ -420,11 +425,13 @@ func (d *Declarative) pin(root, command string) error {
 	return nil
 }
 
-// VerifyPins checks the files a hook command names against their approved
-// digests in dir: an edited, removed or replaced script is refused.
+// VerifyPins checks, against their approved digests in dir, the files a
+// hook command names and every file under the plugin's hooks/ (a module a
+// script imports included): an edited, removed or replaced file is
+// refused, and so is a file under hooks/ the approval does not know (one
+// that would shadow a module).
 func (d *Declarative) VerifyPins(dir, command string) error {
-	for _, sm := range pluginFileRef.FindAllStringSubmatch(command, -1) {
-		rel := filepath.ToSlash(filepath.Clean(sm[1]))
+	check := func(rel string) error {
 		want, ok := d.Pins[rel]
 		if !ok {
 			return fmt.Errorf("%w: %s is not pinned by the approval", ErrTampered, rel)
@@ -436,8 +443,94 @@ func (d *Declarative) VerifyPins(dir, command string) error {
 		if got != want {
 			return fmt.Errorf("%w: %s changed since it was approved; re-approve it with `yolop ext update`", ErrTampered, rel)
 		}
+		return nil
+	}
+	for _, sm := range pluginFileRef.FindAllStringSubmatch(command, -1) {
+		if err := check(filepath.ToSlash(filepath.Clean(sm[1]))); err != nil {
+			return err
+		}
+	}
+	for _, rel := range slices.Sorted(maps.Keys(d.Pins)) {
+		if strings.HasPrefix(rel, hooksDir+"/") {
+			if err := check(rel); err != nil {
+				return err
+			}
+		}
+	}
+	files, err := hookFiles(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrTampered, err)
+	}
+	for _, rel := range files {
+		if _, ok := d.Pins[rel]; !ok {
+			return fmt.Errorf("%w: %s was added to hooks/ since the plugin was approved; re-approve it with `yolop ext update`", ErrTampered, rel)
+		}
 	}
 	return nil
+}
+
+// hooksDir is the directory of a plugin whose every file is pinned when the
+// plugin has hooks.
+const hooksDir = "hooks"
+
+// pinHooksDir pins every file under root's hooks/: the scripts, and the
+// modules and data they read that their command lines do not name.
+func (d *Declarative) pinHooksDir(root string) error {
+	files, err := hookFiles(root)
+	if err != nil {
+		return err
+	}
+	for _, rel := range files {
+		sum, err := hashFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		if d.Pins == nil {
+			d.Pins = map[string]string{}
+		}
+		d.Pins[rel] = sum
+	}
+	return nil
+}
+
+// hookFiles lists the files under root's hooks/, package-relative with
+// forward slashes; none when there is no such directory. A symbolic link
+// is listed as the file it leads to, and is an error when that is outside
+// the package.
+func hookFiles(root string) ([]string, error) {
+	base := filepath.Join(root, hooksDir)
+	if fi, err := os.Lstat(base); err != nil || !fi.IsDir() {
+		return nil, nil
+	}
+	var out []string
+	err := filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return err
+			}
+			realRoot, err := filepath.EvalSymlinks(root)
+			if err != nil {
+				return err
+			}
+			if !inside(realRoot, real) {
+				return fmt.Errorf("%w: %s", ErrEscapesPackage, p)
+			}
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	return out, err
 }
 
 func (d *Declarative) readMCP(data []byte) error {

@@ -54,6 +54,7 @@ func declarativeGrant(m *packaging.Manifest) (host.Grant, error) {
 		Name: m.Name, Version: m.Version, ProtocolVersion: yep.ProtocolVersion,
 		Server: core.ServerSpec{Name: m.Name, Transport: TransportDeclarative, PackageDir: m.Dir, Dir: m.Dir,
 			Args: []string{base64.StdEncoding.EncodeToString(raw)}},
+		UIAsk: DeclarativeAsks(d),
 	}
 	for _, c := range d.Commands {
 		g.Commands = append(g.Commands, host.CommandGrant{Name: c.Name, Description: c.Description})
@@ -101,4 +102,11 @@ func declarativeGrant(m *packaging.Manifest) (host.Grant, error) {
 	}
 	g.Skills = slices.DeleteFunc(dirs, func(d string) bool { return !pinned[filepath.Base(d)] })
 	return g, nil
+}
+
+// DeclarativeAsks reports whether a declarative package's server may put
+// questions to the user (ui/ask): it has PreToolUse command hooks, whose
+// permissionDecision "ask" is asked that way.
+func DeclarativeAsks(d *packaging.Declarative) bool {
+	return slices.ContainsFunc(d.Hooks, func(h packaging.DeclHook) bool { return h.Event == yep.HookPreToolUse })
 }
