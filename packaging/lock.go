@@ -69,6 +69,10 @@ type LockEntry struct {
 	// Signer is the key that signed the approved git commit (or its tag),
 	// pinned at approval; nil when it was unsigned (see signer.go).
 	Signer *Signer `json:"signer,omitempty"`
+	// MinisignKey is the minisign public key a crate declared for its
+	// prebuilt artifacts, pinned at approval (minisign.go): an update with
+	// another key, or none, needs consent again.
+	MinisignKey string `json:"minisign_key,omitempty"`
 }
 
 // A SkillPin is one approved skill.

@@ -483,6 +483,9 @@ type FetchResult struct {
 	// Signer is the verified signer of a git commit or tag; nil when
 	// unsigned or not a git source.
 	Signer *Signer
+	// MinisignKey is the minisign key a crate declares for its prebuilt
+	// artifacts; "" when none (minisign.go).
+	MinisignKey string
 }
 
 // merge overrides r's fields with p's non-empty ones.
@@ -639,6 +642,9 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 	if o.Source.Kind == SourceGit {
 		signerChange(&res.Change, res.Previous, fr.Signer)
 	}
+	if o.Source.Kind == SourceCrate {
+		minisignChange(&res.Change, res.Previous, fr.MinisignKey)
+	}
 	if o.Approve != nil {
 		if err := o.Approve(m, prevM, res.Change); err != nil {
 			return nil, fmt.Errorf("install %s: %w", m.Name, err)
@@ -673,7 +679,7 @@ func (s *Store) install(ctx context.Context, o InstallOptions) (*InstallResult, 
 		Commit: fr.Commit, Version: m.Version, ContentHash: listing.Hash(), Files: listing,
 		CrateChecksum: fr.CrateChecksum, Registry: fr.Registry, ArtifactDigest: fr.ArtifactDigest,
 		Skills: m.SkillPins, Manifest: mj, InstalledAt: now().UTC(),
-		Signer: fr.Signer,
+		Signer: fr.Signer, MinisignKey: fr.MinisignKey,
 	}
 	if fr.Version != "" {
 		e.Version = fr.Version

@@ -210,7 +210,11 @@ func (c Crate) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc
 		if err != nil {
 			return failed, err
 		}
-		return packaging.FetchResult{Version: rel.Version, CrateChecksum: rel.Checksum, Registry: rel.Registry}, nil
+		key, err := crateMinisignKey(dir) // pinned at approval (minisign.go)
+		if err != nil {
+			return failed, fmt.Errorf("crate %s %s: %w", rel.Name, rel.Version, err)
+		}
+		return packaging.FetchResult{Version: rel.Version, CrateChecksum: rel.Checksum, Registry: rel.Registry, MinisignKey: key}, nil
 	}
 	provision := func(ctx context.Context, dir string, m *packaging.Manifest) (packaging.FetchResult, error) {
 		if cl == nil {
@@ -269,6 +273,9 @@ func (c Crate) provision(ctx context.Context, cl *cratesio.Client, rel cratesio.
 	hosts := cratesio.HostTargets()
 	art, selErr := meta.Select(rel.DownloadURL, hosts...)
 	if selErr == nil {
+		if art.MinisignKey, err = crateMinisignKey(dir); err != nil {
+			return "", fmt.Errorf("extension %s: %w", m.Name, err)
+		}
 		bar := c.progress(fmt.Sprintf("%s for %s", bin, art.Target))
 		digest, err := cl.ProvisionArtifact(ctx, art, dir, bar.Update)
 		bar.Finish()
@@ -276,6 +283,9 @@ func (c Crate) provision(ctx context.Context, cl *cratesio.Client, rel cratesio.
 			return "", fmt.Errorf("extension %s: the prebuilt server binary could not be installed, so nothing was: %w", m.Name, err)
 		}
 		fmt.Fprintf(c.notes(), "verified the prebuilt server %s for %s from %s (sha256 %s, pinned by the crate's metadata)\n", bin, art.Target, art.URL, digest)
+		if art.MinisignKey != "" {
+			fmt.Fprintf(c.notes(), "verified its minisign signature with the pinned key %s\n", packaging.MinisignKeyID(art.MinisignKey))
+		}
 		return digest, nil
 	}
 	if !errors.Is(selErr, cratesio.ErrNoArtifact) {

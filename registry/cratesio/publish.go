@@ -430,7 +430,7 @@ func checkPublishArtifacts(m *crateMeta, files []string) (warnings []string, err
 		}
 	}
 	for _, base := range slices.Sorted(maps.Keys(byName)) {
-		if !named[base] {
+		if !named[base] && !named[strings.TrimSuffix(base, ".minisig")] { // a signature rides with its artifact (minisign.go)
 			warnings = append(warnings, fmt.Sprintf("--artifact %s is not named in the crate's metadata; installs will not use it", byName[base]))
 		}
 	}
