@@ -416,3 +416,14 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestLaunchNeedsInitInThisBinary: with no launcher named, a binary that
+// never called Init cannot launch (it would not apply the rules): the
+// launch fails at once, saying so.
+func TestLaunchNeedsInitInThisBinary(t *testing.T) {
+	defer confine.ForgetInitForTesting()()
+	_, err := confine.Launch{Program: "/bin/true", Args: []string{"true"}, Sandbox: &core.Confinement{}}.Command()
+	if err == nil || !strings.Contains(err.Error(), "does not call confine.Init") {
+		t.Fatalf("Command() = %v, want a refusal naming confine.Init", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 // as a launcher it applies the rules and execs the server, or runs the
 // probes, and never returns; in any other process it returns at once.
 func Init() {
+	initCalled.Store(true)
 	if len(os.Args) == 2 && os.Args[1] == probeArg {
 		if raw, ok := os.LookupEnv(probeEnv); ok {
 			runProbeProcess(raw)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"yolop.dev/core"
@@ -40,6 +41,9 @@ const (
 // verdict; only a launcher binary that neither calls Init nor exits can
 // hold the pipe that long.
 var startTimeout = 30 * time.Second
+
+// initCalled is set by [Init]: this binary can be its own launcher.
+var initCalled atomic.Bool
 
 // A Launch describes one confined start.
 type Launch struct {
@@ -101,6 +105,9 @@ func (l Launch) Command() (*Command, error) {
 func (l Launch) command(p plan) (*Command, error) {
 	launcher := l.Launcher
 	if launcher == "" {
+		if !initCalled.Load() {
+			return nil, errors.New("confine: this binary does not call confine.Init first thing in main, so it cannot launch a sandboxed server (a test binary calls it in TestMain)")
+		}
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("confine: find the launcher (this executable): %w", err)
