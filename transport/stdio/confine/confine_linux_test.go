@@ -56,6 +56,21 @@ func goServer() {
 			}
 		case "exec":
 			err = exec.Command(target, "-c", "exit 0").Run()
+		case "bind":
+			// net.Listen tries Multipath TCP first (Go 1.24+), which
+			// Landlock's TCP rules do not cover; the launcher's seccomp
+			// filter makes it fall back to TCP.
+			var l net.Listener
+			if l, err = net.Listen("tcp", "127.0.0.1:"+target); err == nil {
+				l.Close()
+			}
+		case "mptcp-connect":
+			var fd int
+			if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262); err == nil {
+				port, _ := strconv.Atoi(target)
+				err = syscall.Connect(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+				syscall.Close(fd)
+			}
 		case "child-read":
 			// A child of the server (run through /bin/sh, so Exec must be
 			// allowed) tries the read: the rules are inherited.
@@ -278,6 +293,17 @@ func TestGoServerConfined(t *testing.T) {
 	ask := start(t, exe, []string{exe}, w.sandbox(false), append(hostEnv(), serverEnv+"=go"))
 	expect(t, ask, w.cases())
 	expect(t, ask, map[string]string{"tmpdir": "ok", "read /proc/self/status": "ok", "read /etc/passwd": "ok"})
+	// No TCP port is declared for binding, and Multipath TCP does not
+	// get around the rules.
+	free := listen(t) // a port in use here; the bind is refused before that matters
+	ask2 := map[string]string{
+		"bind " + strconv.Itoa(int(free)):                  "denied",
+		"mptcp-connect " + strconv.Itoa(int(w.undeclared)): "error",
+	}
+	expect(t, ask, ask2)
+	if got := ask("mptcp-connect " + strconv.Itoa(int(w.undeclared))); !strings.Contains(got, "protocol not supported") {
+		t.Errorf("an MPTCP socket: got %q, want it refused (protocol not supported)", got)
+	}
 }
 
 // TestPythonServerConfined: a Python server started through

@@ -137,6 +137,11 @@ func apply(p plan) error {
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
+	if abi >= abiTCP {
+		if err := denyMPTCP(); err != nil {
+			return fmt.Errorf("seccomp filter against MPTCP sockets: %w", err)
+		}
+	}
 	return nil
 }
 
