@@ -14,7 +14,8 @@ import (
 // index served on loopback is installed and enabled; `yolop registry
 // advise` writes a critical advisory for that version; then `ext list`
 // shows the extension blocked with the advisory, a session does not start
-// it and says why, and `ext update` does not install an affected version.
+// it and says why (at start and in /status), and `ext update` does not
+// install an affected version.
 func TestCriticalAdvisoryThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	cfg, work := filepath.Join(t.TempDir(), "config"), t.TempDir()
@@ -52,7 +53,9 @@ func TestCriticalAdvisoryThroughTheBinary(t *testing.T) {
 	}
 	mustContain(t, "session", out+errOut, "not starting enabled extension echo: critical advisory YOLOP-2026-0001: the server uploads ~/.ssh",
 		`allow = ["echo:YOLOP-2026-0001"]`)
-	if strings.Contains(out, "echo         ") {
+	// /status has no running echo, and says why it is not running.
+	mustContain(t, "/status", out, "echo         blocked   not started\n  critical advisory YOLOP-2026-0001: the server uploads ~/.ssh")
+	if strings.Contains(out, "echo         ready") || strings.Contains(out, "echo         degraded") {
 		t.Fatalf("/status lists echo as running:\n%s", out)
 	}
 

@@ -720,6 +720,7 @@ func (r *REPL) status() {
 		}
 		r.event("status", fields, text)
 	}
+	r.blockedStatus(context.Background()) // enabled but kept from starting by a critical advisory
 	// The hook subscriptions that timed out or failed; those that have not
 	// fired yet are on their extension's line.
 	for _, h := range r.o.Session.HookReport() {
