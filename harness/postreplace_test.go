@@ -18,6 +18,7 @@ import (
 	"yolop.dev/core/transporttest"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
+	"yolop.dev/harness/record"
 )
 
 // original is what every tool of TestPostHookReplacementIsTheOnlyResult
@@ -97,8 +98,15 @@ func TestPostHookReplacementIsTheOnlyResult(t *testing.T) {
 	redactor.Hooks = []host.HookGrant{{Event: yep.HookPostToolUse, Matcher: "*", TimeoutMS: 5000, OnError: yep.HookOnErrorBlock}}
 	tracer := grant("tracer")
 	tracer.Trace = true
-	s, warnings := h.NewSession(ctx, harness.SessionOptions{CodingTools: true, WorkspaceRoot: ws, Extra: []host.Grant{leaky, redactor, tracer}})
-	defer s.Close()
+	recording := filepath.Join(t.TempDir(), "session.txtar")
+	s, warnings := h.NewSession(ctx, harness.SessionOptions{CodingTools: true, WorkspaceRoot: ws, Record: recording,
+		Extra: []host.Grant{leaky, redactor, tracer}})
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
 	if len(warnings) != 0 {
 		t.Fatalf("warnings: %q", warnings)
 	}
@@ -181,6 +189,35 @@ func TestPostHookReplacementIsTheOnlyResult(t *testing.T) {
 	for _, e := range traced {
 		if strings.Contains(e, "ORIGINAL-4711") {
 			t.Errorf("a trace event carries the original result: %s", e)
+		}
+	}
+
+	// The recording replays each server's own dialogue: the original is in
+	// the dialogue of the server that answered it and in the hook/fire
+	// payloads of the hook that replaced it, nowhere else.
+	mu.Unlock()
+	s.Close()
+	closed = true
+	mu.Lock()
+	data, err := os.ReadFile(recording)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := record.Parse(recording, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Dialogues) != 3 {
+		t.Fatalf("%d dialogues recorded, want 3", len(f.Dialogues))
+	}
+	for _, d := range f.Dialogues {
+		var all strings.Builder
+		for _, m := range d.Messages {
+			all.Write(m.Data)
+		}
+		has := strings.Contains(all.String(), "ORIGINAL-4711")
+		if want := d.Name != "tracer"; has != want {
+			t.Errorf("the recorded dialogue of %s holds the original: %v, want %v", d.Name, has, want)
 		}
 	}
 }
