@@ -40,6 +40,7 @@ import (
 	"yolop.dev/harness/builtin/coding"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
+	"yolop.dev/harness/firstseen"
 	"yolop.dev/harness/manager"
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
@@ -79,6 +80,8 @@ type Options struct {
 	// its writers (and Logger's) before opening the harness. Nil means a
 	// new one.
 	Scrubber *config.Scrubber
+	// Now is the clock of the update cooldown; nil means time.Now.
+	Now func() time.Time
 }
 
 // A Harness is one config directory opened for a front-end. Its methods are
@@ -143,6 +146,8 @@ func Open(ctx context.Context, o Options) (*Harness, error) {
 		Marketplaces:   h.Marketplaces(),
 		SecretsChanged: h.ReloadScrubber,
 		HostVersion:    o.Version,
+		FirstSeen:      firstseen.New(dir), // the update cooldown (harness/firstseen)
+		Now:            o.Now,
 		Advisories:     h.advisories, // registry advisories gate crate versions (advisor.go)
 	})
 	h.ReloadScrubber(ctx)

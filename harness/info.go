@@ -12,6 +12,7 @@ import (
 
 	"yolop.dev/agent/tokens"
 	"yolop.dev/harness/fetch"
+	"yolop.dev/harness/firstseen"
 	"yolop.dev/harness/manager"
 	"yolop.dev/packaging"
 )
@@ -55,6 +56,9 @@ type Info struct {
 	// sandbox with the user's settings, and where its rules come from
 	// (see sandbox.go); "" for an extension with no native server.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Waiting lists the updates still in their cooldown, newest first
+	// (from the first-seen record; see cooldown.go).
+	Waiting []firstseen.Wait `json:"waiting,omitempty"`
 }
 
 // A ProviderEndpoint is where a running extension serves its model
@@ -156,6 +160,7 @@ func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, erro
 	}
 	in.Provider = h.liveProvider(name)
 	in.Sandbox = h.sandboxInfo(ctx, approved)
+	h.infoWaiting(ctx, e, in)
 	if _, err := h.store.VerifyInstalled(ctx, name); err != nil {
 		var mc *packaging.ManifestChangedError
 		switch {
@@ -293,6 +298,9 @@ func (in *Info) Text() string {
 	}
 	if p := in.Provider; p != nil {
 		fmt.Fprintf(&b, "  provider: %s at %s (models %s)\n", p.Name, p.BaseURL, strings.Join(p.Models, ", "))
+	}
+	for _, w := range in.Waiting {
+		fmt.Fprintf(&b, "  cooldown: %s\n", w.Text())
 	}
 	for _, w := range in.Warnings {
 		fmt.Fprintf(&b, "  warning:  %s\n", w)

@@ -15,6 +15,12 @@ import (
 // hears each outcome as it is applied. It returns how many extensions it
 // tried and every failure, each naming its extension, joined.
 func (h *Harness) Update(ctx context.Context, names []string, registry string, consent func(name string) manager.Consent, done func(*manager.Outcome)) (int, error) {
+	return h.UpdateWith(ctx, names, manager.UpdateOptions{Registry: registry}, consent, done)
+}
+
+// UpdateWith is [Harness.Update] with the update's options (the registry,
+// and Now to install without the update cooldown).
+func (h *Harness) UpdateWith(ctx context.Context, names []string, o manager.UpdateOptions, consent func(name string) manager.Consent, done func(*manager.Outcome)) (int, error) {
 	if len(names) == 0 {
 		var err error
 		if names, err = h.mgr.Names(ctx); err != nil {
@@ -23,7 +29,7 @@ func (h *Harness) Update(ctx context.Context, names []string, registry string, c
 	}
 	var errs []error
 	for _, n := range names {
-		out, err := h.mgr.UpdateFrom(ctx, n, registry, consent(n))
+		out, err := h.mgr.UpdateWith(ctx, n, o, consent(n))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "update "+n+":") {
 				err = fmt.Errorf("update %s: %w", n, err) // name the extension once

@@ -205,6 +205,7 @@ func (a *app) extUpdateCmd() *cobra.Command {
 	var (
 		yes      bool
 		registry string
+		now      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "update [name]",
@@ -215,7 +216,12 @@ hook, MCP server, opt-in, a changed server command, ...) prints the
 contribution diff and needs consent again (y/N on a terminal, or --yes);
 a narrowing change is applied with a note. extensions.lock changes only
 after consent. An installed copy whose files were changed on disk is
-re-fetched after consent.`,
+re-fetched after consent.
+
+An update installs only a version (or git commit) yolop first saw at
+least [update] cooldown ago (settings.toml, default 48h): a newer one still
+waiting is skipped with a line saying until when, and the newest one that
+has waited is installed instead. --now installs the newest at once.`,
 		ValidArgsFunction: a.completeInstalled,
 		Annotations:       map[string]string{candidatesLabel: "installed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -226,7 +232,8 @@ re-fetched after consent.`,
 			consent := func(n string) manager.Consent {
 				return a.consent(yes, "yolop ext update "+n+flagArg("--registry", registry))
 			}
-			n, err := h.Update(cmd.Context(), args, registry, consent, func(out *manager.Outcome) { fmt.Fprintln(a.stdout, builtin.OutcomeText(out)) })
+			opts := manager.UpdateOptions{Registry: registry, Now: now}
+			n, err := h.UpdateWith(cmd.Context(), args, opts, consent, func(out *manager.Outcome) { fmt.Fprintln(a.stdout, builtin.OutcomeText(out)) })
 			if n == 0 && err == nil {
 				fmt.Fprintln(a.stdout, "no extensions installed")
 			}
@@ -235,6 +242,7 @@ re-fetched after consent.`,
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve a widening change without asking (read the diff first)")
 	cmd.Flags().StringVar(&registry, "registry", "", "update a crate from this sparse registry (`sparse+URL`) instead of the recorded one")
+	cmd.Flags().BoolVar(&now, "now", false, "install the newest version at once, without the update cooldown")
 	return cmd
 }
 

@@ -442,6 +442,8 @@ func toolErr(err error) yep.ToolResult {
 func OutcomeText(out *manager.Outcome) string {
 	var b strings.Builder
 	switch {
+	case out.Held:
+		fmt.Fprintf(&b, "%s stays at %s (%s): its update is in the cooldown", out.Name, out.Entry.Version, out.Source)
 	case out.Unchanged:
 		fmt.Fprintf(&b, "%s is up to date (%s)", out.Name, out.Source)
 	case out.Fresh:
@@ -456,6 +458,9 @@ func OutcomeText(out *manager.Outcome) string {
 	}
 	if out.Entry.Commit != "" && !out.Unchanged {
 		fmt.Fprintf(&b, " at commit %s", out.Entry.Commit)
+	}
+	for _, n := range out.Notes { // the update cooldown
+		b.WriteString("\nnote: " + n)
 	}
 	for _, w := range out.Warnings {
 		b.WriteString("\nwarning: " + w)

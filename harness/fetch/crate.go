@@ -196,7 +196,13 @@ func (c Crate) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc
 		// Every result, failures included, names the registry, so the
 		// store labels the source (and its error) with it.
 		failed := packaging.FetchResult{Registry: cl.Registry()}
-		if rel, err = cl.Resolve(ctx, src.Crate, src.Rev, ""); err != nil {
+		locked := ""
+		if req.Gate != nil {
+			if locked, err = gateCrate(ctx, req.Gate, cl, src.Crate, src.Rev); err != nil {
+				return failed, err
+			}
+		}
+		if rel, err = cl.Resolve(ctx, src.Crate, src.Rev, locked); err != nil {
 			return failed, err
 		}
 		// Fetch wants a destination that does not exist yet; the store

@@ -35,6 +35,9 @@ type Request struct {
 	// Warn receives non-fatal findings (a skipped git submodule). Nil
 	// drops them.
 	Warn func(string)
+	// Gate, if set, sees the versions or commit the fetch found and may
+	// pick an older one or hold the update back (the update cooldown).
+	Gate Gate
 }
 
 // A Fetcher stages packages of one source kind. Open prepares one install
@@ -61,7 +64,11 @@ func (g Git) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc, 
 	}
 	opts := git.Options{AllowFile: g.AllowFile, OpenPGPKeys: g.openPGPKeys()}
 	return func(ctx context.Context, dir string) (packaging.FetchResult, error) {
-		r, err := git.Fetch(ctx, src.URL, src.Rev, dir, opts)
+		rev, err := gateGit(ctx, req.Gate, src, opts)
+		if err != nil {
+			return packaging.FetchResult{}, err
+		}
+		r, err := git.Fetch(ctx, src.URL, rev, dir, opts)
 		if err != nil {
 			return packaging.FetchResult{}, err
 		}
@@ -76,4 +83,22 @@ func (g Git) Open(src packaging.Source, req Request) (FetchFunc, ProvisionFunc, 
 		}
 		return packaging.FetchResult{Commit: r.Commit, Signer: signer}, nil
 	}, nil, nil
+}
+
+// gateGit resolves src's ref and shows the commit to the gate; it returns
+// the revision to fetch: the resolved commit (so what the gate saw is what
+// is installed), or the one the gate picked. Without a gate it is src.Rev.
+func gateGit(ctx context.Context, g Gate, src packaging.Source, opts git.Options) (string, error) {
+	if g == nil {
+		return src.Rev, nil
+	}
+	r, err := git.ResolveOnly(ctx, src.URL, src.Rev, opts)
+	if err != nil {
+		return "", err
+	}
+	pick, err := g.Git(ctx, src.URL, src.Rev, r.Commit)
+	if err != nil || pick != "" {
+		return pick, err
+	}
+	return r.Commit, nil
 }

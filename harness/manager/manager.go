@@ -19,10 +19,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"yolop.dev/core/host"
 	"yolop.dev/harness/config"
 	"yolop.dev/harness/fetch"
+	"yolop.dev/harness/firstseen"
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
@@ -55,6 +57,12 @@ type Options struct {
 	// manifest's engines.yolop at install, enable and session start. Empty
 	// skips the check.
 	HostVersion string
+	// FirstSeen records when each crate version and git commit was first
+	// seen, for the update cooldown (cooldown.go). Nil means no record and
+	// no cooldown.
+	FirstSeen *firstseen.Store
+	// Now is the cooldown's clock; nil means time.Now.
+	Now func() time.Time
 	// Advisories, if set, reads a registry's advisories for a crate: an
 	// installed crate version a critical one affects is not started
 	// (Grants), listed as blocked (List), and not installed or updated
@@ -144,6 +152,8 @@ type InstallRequest struct {
 	Ask host.AskSink
 	// repair replaces a damaged store copy with the fetched package.
 	repair bool
+	// cooldown is the update's cooldown request (cooldown.go).
+	cooldown *cooldownRequest
 }
 
 // An Outcome reports a finished install or update.
@@ -165,6 +175,11 @@ type Outcome struct {
 	// Grant is the grant a session runs the extension with, set when
 	// [InstallRequest.Enable] enabled it.
 	Grant *host.Grant
+	// Held: the update cooldown held every newer version back; nothing
+	// changed (Notes says what waits and until when).
+	Held bool
+	// Notes are what the user should read about the update cooldown.
+	Notes []string
 }
 
 // Install stages the source, shows the proposal to req.Consent and
@@ -206,7 +221,7 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 		src.Registry = req.Registry
 		out.Source = src.String()
 	}
-	fetch, provision, err := m.fetcher(src, req.Registry, req.Build, out)
+	fetch, provision, err := m.fetcher(src, req.Registry, req.Build, out, m.gate(ctx, req, out))
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +296,7 @@ func proposal(src packaging.Source, next, prev *packaging.Manifest, ch packaging
 
 // fetcher returns the staging fetcher for src (nil for a path source) and,
 // for a crate, the provisioning step that runs after consent.
-func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out *Outcome) (fetch.FetchFunc, fetch.ProvisionFunc, error) {
+func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out *Outcome, gate fetch.Gate) (fetch.FetchFunc, fetch.ProvisionFunc, error) {
 	if src.Kind == packaging.SourcePath {
 		return nil, nil, nil
 	}
@@ -295,7 +310,7 @@ func (m *Manager) fetcher(src packaging.Source, registry string, build bool, out
 		}
 		return nil, nil, fmt.Errorf("installing %s: unknown source kind %q", src, src.Kind)
 	}
-	return f.Open(src, fetch.Request{Registry: registry, Build: build, Warn: func(w string) { out.Warnings = append(out.Warnings, w) }})
+	return f.Open(src, fetch.Request{Registry: registry, Build: build, Warn: func(w string) { out.Warnings = append(out.Warnings, w) }, Gate: gate})
 }
 
 // Update re-resolves the recorded source of an installed extension. An
@@ -311,6 +326,14 @@ func (m *Manager) Update(ctx context.Context, name string, consent Consent) (*Ou
 // registries, or a mirror. The new registry is recorded in the lock, and
 // the change of source needs consent like any other.
 func (m *Manager) UpdateFrom(ctx context.Context, name, registry string, consent Consent) (*Outcome, error) {
+	return m.UpdateWith(ctx, name, UpdateOptions{Registry: registry}, consent)
+}
+
+// UpdateWith is [Manager.UpdateFrom] with the update's options: the
+// registry, and Now to install the newest version without the update
+// cooldown.
+func (m *Manager) UpdateWith(ctx context.Context, name string, o UpdateOptions, consent Consent) (*Outcome, error) {
+	registry := o.Registry
 	lock, err := m.o.Store.ReadLock(ctx)
 	if err != nil {
 		return nil, err
@@ -323,7 +346,7 @@ func (m *Manager) UpdateFrom(ctx context.Context, name, registry string, consent
 	if err != nil {
 		return nil, fmt.Errorf("update %s: the recorded source %q no longer parses: %w", name, e.Source, err)
 	}
-	req := InstallRequest{Name: name, Registry: e.Registry, Consent: consent}
+	req := InstallRequest{Name: name, Registry: e.Registry, Consent: consent, cooldown: updateCooldown(e, o)}
 	if registry != "" {
 		if src.Kind != packaging.SourceCrate {
 			return nil, fmt.Errorf("update %s: --registry applies to crate sources; %s is installed from %s", name, name, e.Source)
@@ -332,6 +355,9 @@ func (m *Manager) UpdateFrom(ctx context.Context, name, registry string, consent
 	}
 	_, verr := m.o.Store.VerifyInstalled(ctx, name)
 	out, err := m.install(ctx, src, req)
+	if errors.Is(err, fetch.ErrHeld) {
+		return m.held(ctx, e, req), nil
+	}
 	if err != nil || verr == nil || !out.Unchanged || src.Kind == packaging.SourcePath {
 		return out, err
 	}

@@ -873,3 +873,30 @@ func tomlValue(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// --- the update cooldown (harness/firstseen) ---
+
+// UpdateCooldownKey is how long an update waits after yolop first saw a
+// version or commit before installing it, in the [update] table:
+//
+//	[update]
+//	cooldown = "48h"   # a Go duration, or "0" (0) to turn the wait off
+const UpdateCooldownKey = "update" + delim + "cooldown"
+
+// UpdateCooldown returns [update] cooldown, or def when it is not set. A
+// malformed value is an error naming the file and the key.
+func (f *File) UpdateCooldown(ctx context.Context, def time.Duration) (time.Duration, error) {
+	d := def
+	err := f.read(ctx, func(doc *doc) error {
+		if !doc.k.Exists(UpdateCooldownKey) {
+			return nil
+		}
+		v, err := duration(doc.k.Get(UpdateCooldownKey))
+		if err != nil {
+			return fmt.Errorf("%w %s: update.cooldown must be a duration such as \"48h\" or \"0\" to turn the wait off: %v", ErrMalformed, f.path, err)
+		}
+		d = v
+		return nil
+	})
+	return d, err
+}
