@@ -16,9 +16,13 @@ import (
 	"yolop.dev/harness/internal/echotest"
 	"yolop.dev/harness/manager"
 	"yolop.dev/harness/secrets"
+	"yolop.dev/transport/stdio/confine"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	confine.Init() // the launcher of the sandboxed servers these tests start
+	goleak.VerifyTestMain(m)
+}
 
 // goBuild builds pkg into out.
 func goBuild(t *testing.T, out, pkg string) {

@@ -16,9 +16,13 @@ import (
 	"yolop.dev/harness/manager"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
+	"yolop.dev/transport/stdio/confine"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	confine.Init() // the launcher of the sandboxed servers these tests start
+	goleak.VerifyTestMain(m)
+}
 
 // scripted is an AskSink that answers from a list and records questions.
 type scripted struct {

@@ -15,9 +15,13 @@ import (
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
+	"yolop.dev/transport/stdio/confine"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	confine.Init() // the launcher of the sandboxed servers these tests start
+	goleak.VerifyTestMain(m)
+}
 
 const wide = `{"name":"demo","version":"0.1.0","yolop":{"protocol_version":"1.0",
  "capabilityServer":{"command":"demo-server"},

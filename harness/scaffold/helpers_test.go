@@ -13,9 +13,13 @@ import (
 	"yolop.dev/doctor"
 	"yolop.dev/harness"
 	"yolop.dev/harness/manager"
+	"yolop.dev/transport/stdio/confine"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	confine.Init() // the launcher of the sandboxed servers these tests start
+	goleak.VerifyTestMain(m)
+}
 
 // debianRegistry is where Debian's librust-*-dev packages put crate
 // sources; .ci/run installs librust-serde-json-dev so the Rust template

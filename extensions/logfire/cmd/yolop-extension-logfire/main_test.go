@@ -25,6 +25,7 @@ import (
 	"yolop.dev/packaging"
 	"yolop.dev/packaging/hostgrant"
 	"yolop.dev/transport/stdio"
+	"yolop.dev/transport/stdio/confine"
 )
 
 // serveEnv makes the test binary act as a capability server: "logfire"
@@ -32,6 +33,7 @@ import (
 const serveEnv = "YOLOP_LOGFIRE_TEST_SERVE"
 
 func TestMain(m *testing.M) {
+	confine.Init() // the launcher of the sandboxed servers these tests start
 	switch os.Getenv(serveEnv) {
 	case "logfire":
 		if err := run(context.Background(), os.Stderr); err != nil {
