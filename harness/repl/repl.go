@@ -718,6 +718,10 @@ func (r *REPL) status() {
 		for _, rf := range refused {
 			text += "\n  refused: " + rf
 		}
+		if sb := r.sandboxState(st.Name); sb != "" {
+			fields["sandbox"] = sb
+			text += "\n  sandbox: " + sb
+		}
 		r.event("status", fields, text)
 	}
 	r.blockedStatus(context.Background()) // enabled but kept from starting by a critical advisory
