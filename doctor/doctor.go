@@ -254,6 +254,7 @@ func RunGrant(ctx context.Context, m *packaging.Manifest, g host.Grant, opts Opt
 		d.checkHooks(ctx)
 	}
 	d.ext.Close()
+	d.checkSandbox(ctx)
 	d.checkSchema()
 	return d.r, nil
 }
