@@ -31,6 +31,14 @@
 //     whether by Stop, Kill, its own exit or the parent-death signal of a
 //     host killed with SIGKILL. [Instance.PID] is the pid as the host sees
 //     it. See docs/adr/0004-server-descendants.md.
+//   - When the spec has a Sandbox, the server is started through the
+//     launcher of package confine ([Options.Launcher], by default this
+//     executable, which must call confine.Init first in main): it applies
+//     the Landlock rules and execs the server, which keeps the pid and
+//     everything above, gets a private TMPDIR removed when it is reaped,
+//     and is refused when the sandbox is required and the kernel cannot
+//     enforce it. See docs/security.md and
+//     docs/adr/0017-confining-native-servers.md.
 //   - Every started process is reaped by exactly one goroutine, and every
 //     goroutine an instance starts has finished when Stop or Kill returns.
 //
