@@ -103,6 +103,9 @@ type LockFields struct {
 	// Signer is the pinned key that signed the approved git commit or
 	// tag; nil when it was unsigned.
 	Signer *packaging.Signer `json:"signer,omitempty"`
+	// MinisignKey is the pinned minisign key the prebuilt artifacts were
+	// verified with; "" when the crate declares none.
+	MinisignKey string `json:"minisign_key,omitempty"`
 }
 
 // Info describes arg: an installed extension's name, a package directory,
@@ -148,7 +151,8 @@ func (h *Harness) infoOfInstalled(ctx context.Context, name string) (*Info, erro
 		Name: e.Name, Version: e.Version, Installed: true, Source: e.Source, Kind: string(e.Kind),
 		Summary: packaging.Summary(approved), Context: ManifestCost(approved), Approval: "approved", Config: []manager.ConfigStatus{},
 		Lock: &LockFields{Commit: e.Commit, ContentHash: e.ContentHash, Files: len(e.Files), CrateChecksum: e.CrateChecksum,
-			Registry: e.Registry, ArtifactDigest: e.ArtifactDigest, InstalledAt: e.InstalledAt, Signer: e.Signer},
+			Registry: e.Registry, ArtifactDigest: e.ArtifactDigest, InstalledAt: e.InstalledAt, Signer: e.Signer,
+			MinisignKey: e.MinisignKey},
 	}
 	list, err := h.mgr.List(ctx)
 	if err != nil {
@@ -286,6 +290,9 @@ func (in *Info) Text() string {
 		}
 		if l.ArtifactDigest != "" {
 			fmt.Fprintf(&b, "  binary:   sha256 %s (prebuilt)\n", l.ArtifactDigest)
+		}
+		if l.MinisignKey != "" {
+			fmt.Fprintf(&b, "  minisign: key %s (pinned; prebuilt artifacts must be signed by it)\n", packaging.MinisignKeyID(l.MinisignKey))
 		}
 		fmt.Fprintf(&b, "  approved: %s\n", l.InstalledAt.Format("2006-01-02 15:04:05 MST"))
 	}
