@@ -160,6 +160,7 @@ func requireLandlock(t *testing.T) {
 type world struct {
 	workspace, pkg, outside, secret string
 	declared, undeclared            uint16
+	bind                            uint16 // a port declared for bind
 }
 
 func newWorld(t *testing.T) *world {
@@ -172,6 +173,12 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.declared, w.undeclared = listen(t), listen(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.bind = uint16(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
 	return w
 }
 
@@ -179,6 +186,7 @@ func (w *world) sandbox(execOK bool) *core.Confinement {
 	return &core.Confinement{
 		Paths:   []core.ConfinedPath{{Path: w.workspace, Write: true}, {Path: w.pkg}},
 		Connect: []uint16{w.declared},
+		Bind:    []uint16{w.bind},
 		Exec:    execOK,
 	}
 }
@@ -398,7 +406,7 @@ func TestProbe(t *testing.T) {
 				t.Errorf("exec=%v: the exec probe wants blocked=%v", execOK, r.WantBlocked)
 			}
 		}
-		for _, k := range []string{"read/true", "write/true", "connect/true", "read/false", "write/false", "connect/false"} {
+		for _, k := range []string{"read/true", "write/true", "connect/true", "bind/true", "bind/false", "read/false", "write/false", "connect/false"} {
 			if !kinds[k] {
 				t.Errorf("exec=%v: no %s probe in %v", execOK, k, results)
 			}

@@ -27,7 +27,7 @@ type probePlan struct {
 
 // A probeOp is one attempted operation.
 type probeOp struct {
-	Kind   string `json:"kind"` // "read", "write", "connect", "exec"
+	Kind   string `json:"kind"` // "read", "write", "connect", "bind", "exec"
 	Target string `json:"target"`
 }
 
@@ -35,7 +35,7 @@ type probeOp struct {
 type ProbeResult struct {
 	// Name says what was tried, e.g. "read outside the grant".
 	Name string
-	// Kind is "read", "write", "connect" or "exec"; Target the
+	// Kind is "read", "write", "connect", "bind" or "exec"; Target the
 	// path, port or program.
 	Kind   string
 	Target string
@@ -84,9 +84,9 @@ type ProbeOptions struct {
 // Probe runs the launcher in probe mode under c (as a server's baseline
 // plus c) and reports, per probe, whether the sandbox blocked it: a read
 // and a write outside the grant, a TCP connect to a loopback port c does
-// not declare (the prober listens on it), an exec of
+// not declare (the prober listens on it) and a bind of one, an exec of
 // /bin/sh (forbidden unless c.Exec), and each declared path (read, and
-// write where rw) and connect port. On a machine that enforces nothing
+// write where rw), connect port and bind port. On a machine that enforces nothing
 // every forbidden probe comes back not blocked, which is the honest
 // answer.
 func Probe(ctx context.Context, c *core.Confinement, opts ProbeOptions) ([]ProbeResult, error) {
@@ -149,6 +149,9 @@ func Probe(ctx context.Context, c *core.Confinement, opts ProbeOptions) ([]Probe
 		try("connect to an undeclared port", "connect", strconv.Itoa(int(port)), true)
 		break
 	}
+	if port, err := freePort(c.Bind); err == nil {
+		try("bind an undeclared port", "bind", strconv.Itoa(int(port)), true)
+	}
 	try("run a program", "exec", "/bin/sh", !c.Exec)
 
 	for _, p := range c.Paths {
@@ -166,6 +169,10 @@ func Probe(ctx context.Context, c *core.Confinement, opts ProbeOptions) ([]Probe
 			go acceptAll(l)
 		}
 		try("connect to a declared port", "connect", strconv.Itoa(int(port)), false)
+	}
+
+	for _, port := range c.Bind {
+		try("bind a declared port", "bind", strconv.Itoa(int(port)), false)
 	}
 
 	self := opts.Launcher
@@ -241,6 +248,23 @@ func acceptAll(l net.Listener) {
 	}
 }
 
+// freePort returns a loopback port nothing listened on a moment ago,
+// outside declared.
+func freePort(declared []uint16) (uint16, error) {
+	for range 5 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := uint16(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		if !slices.Contains(declared, port) {
+			return port, nil
+		}
+	}
+	return 0, errors.New("no free port")
+}
+
 // A probeOutcome is what the launcher reports for one op.
 type probeOutcome struct {
 	Blocked bool   `json:"blocked"`
@@ -303,6 +327,12 @@ func runOp(op probeOp) error {
 			return err
 		}
 		return conn.Close()
+	case "bind":
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", op.Target))
+		if err != nil {
+			return err
+		}
+		return l.Close()
 	case "exec":
 		return exec.Command(op.Target, "-c", "exit 0").Run()
 	}
