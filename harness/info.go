@@ -213,7 +213,8 @@ func (h *Harness) infoOfCrate(ctx context.Context, src packaging.Source, registr
 	defer os.RemoveAll(tmp)
 	crate := h.crate
 	crate.ConfigDir = "" // a look, not an install: no cache or settings written
-	fetchFn, _, err := crate.Open(src, fetch.Request{Registry: registry, Gate: h.seenGate()}) // info sees versions too (cooldown.go)
+	// A look records the versions it sees, for the update cooldown (cooldown.go).
+	fetchFn, _, err := crate.Open(src, fetch.Request{Registry: registry, Gate: h.seenGate()})
 	if err != nil {
 		return nil, err
 	}
