@@ -10,6 +10,8 @@ import (
 // ipprotoMPTCP is IPPROTO_MPTCP.
 const ipprotoMPTCP = 262
 
+func init() { mptcpFiltered = auditArch() != 0 }
+
 // auditArch is this architecture's AUDIT_ARCH value for seccomp, 0 where
 // the MPTCP filter is not built.
 func auditArch() uint32 {

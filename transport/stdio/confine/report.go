@@ -90,11 +90,21 @@ func reportFor(c *core.Confinement, goos string, abi int) Report {
 		// the same ABI as a port list.
 		r.Missing = append(r.Missing, "TCP rules not enforced")
 	}
+	if abi >= abiTCP && !mptcpFiltered {
+		// Landlock's TCP rules do not cover Multipath TCP sockets, and the
+		// launcher's seccomp filter against them exists for amd64 and
+		// arm64 only.
+		r.Missing = append(r.Missing, "MPTCP sockets not blocked")
+	}
 	if abi < abiScope {
 		r.Notes = append(r.Notes, "signals and abstract unix sockets not scoped")
 	}
 	return r
 }
+
+// mptcpFiltered reports whether the launcher can fail MPTCP sockets on
+// this architecture (set in mptcp_linux.go).
+var mptcpFiltered bool
 
 // abiOverride, when >= 0, replaces the kernel's ABI (a test hook).
 var abiOverride atomic.Int32

@@ -25,6 +25,10 @@ func TestReportStrings(t *testing.T) {
 		{"darwin", 7, c, "unsandboxed (no OS sandbox on darwin)", false},
 		{"linux", 7, nil, "unsandboxed (no sandbox declared)", false},
 	}
+	// As on amd64 and arm64, where the launcher fails MPTCP sockets.
+	prev := mptcpFiltered
+	mptcpFiltered = true
+	defer func() { mptcpFiltered = prev }()
 	for _, tc := range cases {
 		r := reportFor(tc.c, tc.goos, tc.abi)
 		if got := r.String(); got != tc.want {
@@ -41,5 +45,16 @@ func TestCheckFollowsTheABIHook(t *testing.T) {
 	defer SetKernelABIForTesting(3)()
 	if got := Check(&core.Confinement{}).String(); got != "partly sandboxed: TCP rules not enforced (Landlock ABI 3)" {
 		t.Fatalf("Check at ABI 3 = %q", got)
+	}
+}
+
+// TestReportNamesMissingMPTCPFilter: where the launcher cannot fail MPTCP
+// sockets, the report says the TCP rules can be got around.
+func TestReportNamesMissingMPTCPFilter(t *testing.T) {
+	prev := mptcpFiltered
+	mptcpFiltered = false
+	defer func() { mptcpFiltered = prev }()
+	if got := reportFor(&core.Confinement{}, "linux", 7).String(); got != "partly sandboxed: MPTCP sockets not blocked (Landlock ABI 7)" {
+		t.Fatalf("String() = %q", got)
 	}
 }
