@@ -322,6 +322,7 @@ func TestUpdateAsksOnlyOnWidening(t *testing.T) {
 	if got := l.mustCall("hello", map[string]string{"text": "a"}); got != "hello: a" {
 		t.Fatalf("hello = %q", got)
 	}
+	noCooldown(t, l.cfg) // this test is about consent, not the update cooldown
 
 	// Code only: no question, picked up from the next turn.
 	server := filepath.Join(dir, "bin", "yolop-extension-tk")
@@ -444,5 +445,19 @@ func TestSelfWritingToolPolicy(t *testing.T) {
 	}
 	if d := defs["install_extension"]; !strings.Contains(string(d.Def.InputSchema), `"enable"`) {
 		t.Errorf("install_extension schema = %s", d.Def.InputSchema)
+	}
+}
+
+// noCooldown turns the update cooldown off in cfg's settings.toml, for a
+// test of what an update does once it installs.
+func noCooldown(t *testing.T, cfg string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(cfg, "settings.toml"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("\n[update]\ncooldown = \"0\"\n"); err != nil {
+		t.Fatal(err)
 	}
 }
