@@ -29,7 +29,8 @@ type AdvisoryStatus struct {
 	// Warnings are the affecting advisories of lower severity.
 	Warnings []cratesio.Advisory `json:"warnings,omitempty"`
 	// Unchecked says why the advisories could not be read (a fetch
-	// failure); empty when they were.
+	// failure; the copy cached at the last fetch, if any, was used);
+	// empty when they were.
 	Unchecked string `json:"unchecked,omitempty"`
 }
 
@@ -88,8 +89,10 @@ func (m *Manager) checkAdvisories(ctx context.Context, name, registry, crate, ve
 	}
 	advs, err := m.o.Advisories(ctx, registry, crate)
 	if err != nil {
-		st.Unchecked = err.Error()
-		return st
+		st.Unchecked = err.Error() // with a cached copy in advs, which still counts
+		if len(advs) == 0 {
+			return st
+		}
 	}
 	var allow []string
 	if len(advs) > 0 {

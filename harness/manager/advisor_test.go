@@ -149,11 +149,28 @@ func TestCriticalAdvisoryBlocksStartAndUpdate(t *testing.T) {
 		t.Fatalf("allowed for another extension, echo started: %v", names)
 	}
 
-	// The registry is gone: a warning, never a block.
+	// The registry is gone: the copy cached at the last fetch still
+	// blocks, with a warning that the advisories were not re-checked.
 	srv.Close()
 	writeSettings(t, cfg, "")
 	names, warns = grantNames(m)
+	if len(names) != 0 || !strings.Contains(warns, "critical advisory YOLOP-2026-0001") {
+		t.Fatalf("unreachable registry with a cached advisory: grants %v, warnings %s", names, warns)
+	}
+	if infos, err := m.List(ctx); err != nil || infos[0].Advisories == nil || !strings.Contains(infos[0].Advisories.Unchecked, "using the copy cached") {
+		t.Fatalf("list offline: %+v, %v", infos, err)
+	}
+	// Without a cached copy (a fresh config directory): a warning, never
+	// a block.
+	cfg2 := t.TempDir()
+	if err := os.CopyFS(cfg2, os.DirFS(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(cfg2, "cache")); err != nil {
+		t.Fatal(err)
+	}
+	names, warns = grantNames(advisoryManager(cfg2))
 	if len(names) != 1 || !strings.Contains(warns, "advisories not checked") {
-		t.Fatalf("unreachable registry: grants %v, warnings %s", names, warns)
+		t.Fatalf("unreachable registry, nothing cached: grants %v, warnings %s", names, warns)
 	}
 }

@@ -135,26 +135,34 @@ func parseAdvisories(crate string, body []byte) ([]Advisory, error) {
 // Advisories fetches (or revalidates, from the index cache) the advisories
 // the registry publishes for crate. A registry that has none (404) returns
 // nil and no error; any other failure is returned, for the caller to warn
-// about.
+// about, together with the advisories cached at the last successful fetch
+// when there is such a copy.
 func (c *Client) Advisories(ctx context.Context, crate string) ([]Advisory, error) {
 	if err := ValidateName(crate); err != nil {
 		return nil, err
 	}
-	cfg, err := c.Config(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var out []Advisory
-	_, err = c.fetchIndexFile(ctx, AdvisoryPath(crate), cfg.AuthRequired, func(body []byte) error {
-		var perr error
-		out, perr = parseAdvisories(crate, body)
-		return perr
-	})
+	cfg, err := c.Config(ctx)
+	if err == nil {
+		_, err = c.fetchIndexFile(ctx, AdvisoryPath(crate), cfg.AuthRequired, func(body []byte) error {
+			var perr error
+			out, perr = parseAdvisories(crate, body)
+			return perr
+		})
+	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("advisories for %s in registry %s: %w", crate, c.Registry(), err)
+		err = fmt.Errorf("advisories for %s in registry %s: %w", crate, c.Registry(), err)
+		// Offline, the copy cached at the last successful fetch still
+		// counts: cutting the network must not lift an advisory.
+		if _, body, ok := readCache(c.cachePath(AdvisoryPath(crate))); ok {
+			if cached, perr := parseAdvisories(crate, body); perr == nil {
+				return cached, fmt.Errorf("%w (using the copy cached at the last fetch)", err)
+			}
+		}
+		return nil, err
 	}
 	return out, nil
 }

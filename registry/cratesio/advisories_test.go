@@ -62,7 +62,7 @@ func TestAdvisoriesThroughAStaticIndex(t *testing.T) {
 	if _, err := WriteAdvisory(idx, Advisory{ID: "YOLOP-2026-0002", Crate: a.Crate, Versions: "*", Severity: SeverityMedium, Description: "m"}); err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := serve(t, ServeIndex(idx))
+	reg, srv := serve(t, ServeIndex(idx))
 	opts := fastOptions(reg)
 	opts.CacheDir = t.TempDir()
 	c := NewClient(opts)
@@ -86,6 +86,13 @@ func TestAdvisoriesThroughAStaticIndex(t *testing.T) {
 	none, err := c.Advisories(context.Background(), "yolop-extension-other")
 	if err != nil || none != nil {
 		t.Fatalf("a crate without advisories: %+v, %v", none, err)
+	}
+	// Offline: the cached copy is returned with the error.
+	srv.Close()
+	opts.Retries = -1
+	got, err = NewClient(opts).Advisories(context.Background(), "yolop-extension-echo")
+	if err == nil || !strings.Contains(err.Error(), "using the copy cached") || len(got) != 2 || got[0] != a2 {
+		t.Fatalf("offline: %+v, %v", got, err)
 	}
 }
 
