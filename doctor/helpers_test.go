@@ -164,6 +164,12 @@ func sdkPackageWith(t *testing.T, server string, manifest []byte) string {
 		t.Fatal(err)
 	}
 	m["yolop"].(map[string]any)["capabilityServer"] = map[string]any{"command": "doctor-test-server", "env": map[string]string{serverEnv: server}}
+	// The wrapper runs another program (this test binary): the sandbox
+	// must say so, as any server that runs programs must.
+	if _, ok := m["yolop"].(map[string]any)["sandbox"]; !ok {
+		m["yolop"].(map[string]any)["sandbox"] = map[string]any{"exec": true,
+			"fs": []map[string]string{{"path": "${workspace}", "access": "rw"}, {"path": exe, "access": "ro"}}}
+	}
 	out, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
