@@ -40,6 +40,11 @@ func sandboxSpec(m *packaging.Manifest) *core.Confinement {
 		c.Bind = ports(s.Net.Bind)
 	}
 	c.Paths = ResolveSandboxPaths(m, s.FS)
+	if m.Yolop.Provider != nil && !slices.Contains(c.Bind, 0) {
+		// The approved provider facet is an endpoint the server hosts on
+		// loopback: it may listen on a port the kernel picks (port 0).
+		c.Bind = append([]uint16{0}, c.Bind...)
+	}
 	return c
 }
 

@@ -81,3 +81,17 @@ func TestSandboxDefault(t *testing.T) {
 		}
 	}
 }
+
+// A provider facet's endpoint is on a port the kernel picks: the sandbox
+// lets the server listen on port 0, and nothing more.
+func TestSandboxProviderMayListen(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	m := loadSandboxed(t, `,"provider":{"name":"local","models":[{"id":"m","context_window":1000}]}`)
+	g, err := FromManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := g.Server.Sandbox; len(s.Bind) != 1 || s.Bind[0] != 0 || len(s.Connect) != 0 {
+		t.Fatalf("provider sandbox = %+v", s)
+	}
+}

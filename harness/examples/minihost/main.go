@@ -17,9 +17,13 @@ import (
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
 	mcpclient "yolop.dev/mcp/client"
+	"yolop.dev/transport/stdio/confine"
 )
 
-func main() { os.Exit(run(context.Background(), os.Args[1:])) }
+func main() {
+	confine.Init() // a host that starts sandboxed servers is their launcher
+	os.Exit(run(context.Background(), os.Args[1:]))
+}
 
 func run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
