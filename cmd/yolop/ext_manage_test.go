@@ -182,6 +182,15 @@ func TestExtLifecycle(t *testing.T) {
 			widen(t, pkg)
 			if kind == "git" {
 				gitCommit(t, pkg, "add shout")
+				// This tests consent; the update cooldown would hold the new commit.
+				f, err := os.OpenFile(settingsPath, os.O_APPEND|os.O_WRONLY, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = f.WriteString("\n[update]\ncooldown = \"0\"\n")
+				if cerr := f.Close(); err != nil || cerr != nil {
+					t.Fatal(err, cerr)
+				}
 			}
 			lockBefore := fileBytes(t, lockPath)
 			out, errOut, code = cli(t, "", "ext", "update", "echo")
