@@ -330,6 +330,26 @@ func TestPythonServerConfined(t *testing.T) {
 	expect(t, ask, w.cases())
 }
 
+// TestPythonCommandConfined: a manifest's command "python3" with the
+// script as an argument, found through the PATH (here possibly a version
+// manager's shim under the home directory, a shell script that would run
+// the system's programs), starts and is confined.
+func TestPythonCommandConfined(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	w := newWorld(t)
+	script := filepath.Join(w.pkg, "server.py")
+	if err := os.WriteFile(script, []byte(pythonServer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := start(t, python, []string{"python3", "-u", script}, w.sandbox(false), hostEnv())
+	expect(t, ask, w.cases())
+}
+
 // TestNodeServerConfined: the same for a Node server.
 func TestNodeServerConfined(t *testing.T) {
 	requireLandlock(t)
