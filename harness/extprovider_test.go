@@ -87,6 +87,8 @@ func providerPackage(t *testing.T, name string, models map[string]int, env map[s
 			"protocol_version": "1.0",
 			"capabilityServer": map[string]any{"command": "python3", "args": []string{"-u", script}, "env": env},
 			"provider":         map[string]any{"name": name, "models": ms},
+			// The server is a script outside its package: its sandbox says so.
+			"sandbox": map[string]any{"fs": []map[string]string{{"path": "${workspace}", "access": "rw"}, {"path": script}}},
 		},
 	}
 	raw, _ := json.Marshal(m)

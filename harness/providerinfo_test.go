@@ -32,6 +32,8 @@ func providerPackageDir(t *testing.T) string {
 			map[string]any{"id": "scripted-1", "context_window": 128000},
 			map[string]any{"id": "scripted-2", "context_window": 8192},
 		}},
+		// The server is a script outside its package: its sandbox says so.
+		"sandbox": map[string]any{"fs": []map[string]string{{"path": "${workspace}", "access": "rw"}, {"path": script}}},
 	}})
 	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), m, 0o644); err != nil {
 		t.Fatal(err)

@@ -52,6 +52,8 @@ func statusGrant(t *testing.T, name, extra string) host.Grant {
 			"protocol_version": "1.0",
 			"capabilityServer": map[string]any{"command": "python3", "args": []string{"-u", script}, "env": map[string]string{"STATUS_EXTRA_TOOL": extra}},
 			"status":           true,
+			// The server is a script outside its package: its sandbox says so.
+			"sandbox": map[string]any{"fs": []map[string]string{{"path": "${workspace}", "access": "rw"}, {"path": script}}},
 			"tools": []map[string]any{{
 				"name": "status", "description": "Set the status text.",
 				"input_schema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
