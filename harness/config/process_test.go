@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"yolop.dev/core"
 	"yolop.dev/core/host"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness/secrets"
@@ -115,6 +116,11 @@ func startProcess(t *testing.T, f *fixture) *processFixture {
 	sg.Tools = nil
 	sg.Server.Args = []string{"-u", serverPy(t)}
 	sg.Server.Env = map[string]string{"YEP_TEST_SPEC": string(sspec)}
+	// Both run the host's test server, a script outside their package,
+	// and write their dump into dir: their sandboxes say so.
+	for _, gr := range []*host.Grant{&g, &sg} {
+		gr.Server.Sandbox.Paths = append(gr.Server.Sandbox.Paths, core.ConfinedPath{Path: serverPy(t)}, core.ConfinedPath{Path: dir, Write: true})
+	}
 	p.sess = host.NewSession(host.SessionOptions{
 		Grants:    []host.Grant{g, sg},
 		Transport: stdio.New(stdio.Options{Logger: log}),
