@@ -113,9 +113,13 @@ func pyPackage(t *testing.T, script string, env map[string]string, tools, extra 
 	if extra != "" {
 		extra = "," + extra
 	}
+	// The script lives outside the package and writes what it saw into
+	// the test's temporary directories: its sandbox says so.
+	scratch := filepath.Dir(t.TempDir())
 	manifest := fmt.Sprintf(`{"name":"broken","version":"0.0.1","yolop":{"protocol_version":"1.0",
 	  "capabilityServer":{"command":"python3","args":["-u",%q],"env":%s},
-	  "tools":%s%s}}`, abs, envJSON, tools, extra)
+	  "sandbox":{"fs":[{"path":"${workspace}","access":"rw"},{"path":%q},{"path":%q,"access":"rw"}]},
+	  "tools":%s%s}}`, abs, envJSON, abs, scratch, tools, extra)
 	return writeManifest(t, []byte(manifest))
 }
 
