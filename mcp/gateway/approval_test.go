@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"yolop.dev/core"
 	"yolop.dev/core/host"
 	"yolop.dev/mcp/gateway"
 	"yolop.dev/mcp/internal/testpkg"
@@ -40,6 +41,12 @@ func alwaysEcho(t *testing.T) (host.Grant, func() []string) {
 	script := "#!/bin/sh\ntee -a '" + log + "' /dev/fd/3 3>&1 >/dev/null | exec '" + bin + ".real' \"$@\"\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	// The wrapper runs tee and the real server and appends to the log:
+	// its sandbox says so.
+	if g.Server.Sandbox != nil {
+		g.Server.Sandbox.Exec = true
+		g.Server.Sandbox.Paths = append(g.Server.Sandbox.Paths, core.ConfinedPath{Path: filepath.Dir(log), Write: true})
 	}
 	return g, func() []string {
 		b, _ := os.ReadFile(log)

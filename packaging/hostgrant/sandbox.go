@@ -40,9 +40,10 @@ func sandboxSpec(m *packaging.Manifest) *core.Confinement {
 		c.Bind = ports(s.Net.Bind)
 	}
 	c.Paths = ResolveSandboxPaths(m, s.FS)
-	if m.Yolop.Provider != nil && !slices.Contains(c.Bind, 0) {
-		// The approved provider facet is an endpoint the server hosts on
-		// loopback: it may listen on a port the kernel picks (port 0).
+	if (m.Yolop.Provider != nil || hostsLoopbackMCP(m.Yolop.MCPServers)) && !slices.Contains(c.Bind, 0) {
+		// The approved provider facet, or an http MCP server at
+		// 127.0.0.1:*, is an endpoint the server hosts on loopback: it
+		// may listen on a port the kernel picks (port 0).
 		c.Bind = append([]uint16{0}, c.Bind...)
 	}
 	return c
@@ -88,6 +89,17 @@ func ResolveSandboxPaths(m *packaging.Manifest, fs []packaging.SandboxPath) []co
 		out = append(out, core.ConfinedPath{Path: full, Write: p.Write()})
 	}
 	return out
+}
+
+// hostsLoopbackMCP reports an http MCP server the capability server hosts
+// on a loopback port it picks (http://127.0.0.1:*/… or localhost:*).
+func hostsLoopbackMCP(servers []packaging.MCPServer) bool {
+	for _, s := range servers {
+		if s.Type == "http" && (strings.Contains(s.URL, "://127.0.0.1:*") || strings.Contains(s.URL, "://localhost:*")) {
+			return true
+		}
+	}
+	return false
 }
 
 // ports converts validated TCP ports, sorted and without duplicates.

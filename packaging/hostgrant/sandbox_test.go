@@ -95,3 +95,17 @@ func TestSandboxProviderMayListen(t *testing.T) {
 		t.Fatalf("provider sandbox = %+v", s)
 	}
 }
+
+// An http MCP server the extension hosts at 127.0.0.1:* is on a port the
+// kernel picks too.
+func TestSandboxLoopbackMCPMayListen(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	m := loadSandboxed(t, `,"mcpServers":[{"name":"m","type":"http","url":"http://127.0.0.1:*/mcp"}]`)
+	g, err := FromManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := g.Server.Sandbox; len(s.Bind) != 1 || s.Bind[0] != 0 {
+		t.Fatalf("loopback MCP sandbox = %+v", s)
+	}
+}
