@@ -16,7 +16,6 @@ import (
 	"yolop.dev/core/examples/echo/echoext"
 	"yolop.dev/core/sdk"
 	"yolop.dev/core/yep"
-	"yolop.dev/transport/stdio/confine"
 )
 
 // serverEnv names the SDK server the test binary serves when a package
@@ -26,7 +25,6 @@ const serverEnv = "DOCTOR_TEST_SERVER"
 // TestMain lets the test binary stand in for an SDK-built capability
 // server, and checks that no test leaves a goroutine behind.
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	if name := os.Getenv(serverEnv); name != "" {
 		os.Exit(serve(name))
 	}

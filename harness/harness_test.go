@@ -16,11 +16,9 @@ import (
 	"yolop.dev/harness/internal/echotest"
 	"yolop.dev/harness/manager"
 	"yolop.dev/harness/secrets"
-	"yolop.dev/transport/stdio/confine"
 )
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	goleak.VerifyTestMain(m)
 }
 

@@ -12,15 +12,12 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"yolop.dev/transport/stdio/confine"
 )
 
 // TestMain lets the test binary stand in for the yolop binary: the demo
 // and --ext packages spawn it as "serve-echo" (and the demo's model as
 // "serve-scripted-model").
 func TestMain(m *testing.M) {
-	confine.Init() // this binary launches the confined servers of its tests
 	if (len(os.Args) > 1 && (os.Args[1] == "serve-echo" || os.Args[1] == "serve-lab" || os.Args[1] == "serve-scripted-model")) || os.Getenv("YOLOP_TEST_CLI") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -11,11 +11,9 @@ import (
 
 	"yolop.dev/core/yep"
 	"yolop.dev/extensions/logfire/otlptest"
-	"yolop.dev/transport/stdio/confine"
 )
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	goleak.VerifyTestMain(m)
 }
 

@@ -18,11 +18,9 @@ import (
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
-	"yolop.dev/transport/stdio/confine"
 )
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	if spec := os.Getenv(setterEnv); spec != "" {
 		os.Exit(runSetter(spec))
 	}

@@ -15,11 +15,9 @@ import (
 	"yolop.dev/harness/secrets"
 	"yolop.dev/harness/settings"
 	"yolop.dev/packaging"
-	"yolop.dev/transport/stdio/confine"
 )
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	goleak.VerifyTestMain(m)
 }
 

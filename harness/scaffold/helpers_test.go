@@ -13,11 +13,9 @@ import (
 	"yolop.dev/doctor"
 	"yolop.dev/harness"
 	"yolop.dev/harness/manager"
-	"yolop.dev/transport/stdio/confine"
 )
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	goleak.VerifyTestMain(m)
 }
 

@@ -12,11 +12,9 @@ import (
 	"yolop.dev/mcp/client"
 	"yolop.dev/mcp/internal/testpkg"
 	"yolop.dev/transport/stdio"
-	"yolop.dev/transport/stdio/confine"
 )
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	cleanup, err := testpkg.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -19,7 +19,6 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/transport/goplugin"
 	"yolop.dev/transport/stdio"
-	"yolop.dev/transport/stdio/confine"
 )
 
 // Binaries built in TestMain, into a temporary directory.
@@ -32,7 +31,6 @@ var (
 const fakeHostEnv = "YOLOP_GOPLUGIN_FAKE_HOST"
 
 func TestMain(m *testing.M) {
-	confine.Init() // this binary launches the sandboxed plugins
 	if os.Getenv(fakeHostEnv) != "" {
 		os.Exit(fakeHost(os.Getenv(fakeHostEnv)))
 	}

@@ -33,7 +33,7 @@
 //     it. See docs/adr/0004-server-descendants.md.
 //   - When the spec has a Sandbox, the server is started through the
 //     launcher of package confine ([Options.Launcher], by default this
-//     executable, which must call confine.Init first in main): it applies
+//     executable, a launcher because it links package confine): it applies
 //     the Landlock rules and execs the server, which keeps the pid and
 //     everything above, gets a private TMPDIR removed when it is reaped,
 //     and is refused when the sandbox is required and the kernel cannot

@@ -23,7 +23,6 @@ import (
 	"yolop.dev/core"
 	"yolop.dev/core/transporttest/conformance"
 	"yolop.dev/transport/stdio"
-	"yolop.dev/transport/stdio/confine"
 )
 
 // fakeEnv selects the fake server a re-executed test binary plays.
@@ -37,7 +36,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	confine.Init() // this binary is the launcher of the sandboxed tests
 	if mode := os.Getenv(pidnsModeEnv); mode != "" {
 		stdio.SetPIDNamespaceModeForTest(mode) // for the whole process
 	}

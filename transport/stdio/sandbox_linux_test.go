@@ -128,8 +128,8 @@ func TestSandboxRequiredRefusedWhenUnenforceable(t *testing.T) {
 	}
 }
 
-// TestSandboxLauncherMustCallInit: a launcher binary that does not call
-// confine.Init (here /bin/true) is not taken for a started server.
+// TestSandboxLauncherMustCallInit: a launcher binary that does not link
+// the confine package (here /bin/true) is not taken for a started server.
 func TestSandboxLauncherMustCallInit(t *testing.T) {
 	t.Parallel()
 	spec := fakeSpec(t, "noinit", "echo", nil)
@@ -139,7 +139,7 @@ func TestSandboxLauncherMustCallInit(t *testing.T) {
 		inst.Kill()
 		t.Fatal("Start succeeded with a launcher that never applies the sandbox")
 	}
-	if !strings.Contains(err.Error(), "must call confine.Init") {
-		t.Fatalf("Start: %v; want it to say the launcher must call confine.Init", err)
+	if !strings.Contains(err.Error(), "links yolop.dev/transport/stdio/confine") {
+		t.Fatalf("Start: %v; want it to say what a launcher is", err)
 	}
 }

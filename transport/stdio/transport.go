@@ -57,8 +57,9 @@ type Options struct {
 	// [os.Environ].
 	Environ func() []string
 	// Launcher is the binary that starts a server confined by
-	// core.ServerSpec.Sandbox: it must call confine.Init first thing in
-	// main (see package confine). Empty means os.Executable().
+	// core.ServerSpec.Sandbox: a program that links package confine,
+	// which makes it a launcher when re-executed as one. Empty means
+	// os.Executable(), which links it through this package.
 	Launcher string
 }
 

@@ -17,7 +17,6 @@ import (
 	"yolop.dev/core/sdk"
 	"yolop.dev/core/yep"
 	"yolop.dev/harness/builtin/coding"
-	"yolop.dev/transport/stdio/confine"
 )
 
 // serverEnv names the SDK server this test binary serves instead of
@@ -25,7 +24,6 @@ import (
 const serverEnv = "CODING_TEST_SERVER"
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	if name := os.Getenv(serverEnv); name != "" {
 		os.Exit(serve(name))
 	}

@@ -17,11 +17,9 @@ import (
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
 	mcpclient "yolop.dev/mcp/client"
-	"yolop.dev/transport/stdio/confine"
 )
 
 func main() {
-	confine.Init() // a host that starts sandboxed servers is their launcher
 	os.Exit(run(context.Background(), os.Args[1:]))
 }
 

@@ -22,13 +22,9 @@ import (
 
 const (
 	serverEnv = "CONFINE_TEST_SERVER" // "go": play the Go test server
-	noInitEnv = "CONFINE_TEST_NOINIT" // play a binary that never calls Init
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(noInitEnv) == "" {
-		confine.Init()
-	}
 	if os.Getenv(serverEnv) == "go" {
 		goServer()
 		os.Exit(0)
@@ -381,15 +377,14 @@ func TestChildrenInheritTheRules(t *testing.T) {
 	})
 }
 
-// TestLauncherWithoutInitIsRefused: a launcher binary that never calls
-// Init is not run as a server: the start fails and says why.
+// TestLauncherWithoutInitIsRefused: a launcher binary that does not link
+// this package (so never runs Init) is not run as a server: the start
+// fails and says why.
 func TestLauncherWithoutInitIsRefused(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc, err := confine.Launch{Program: "/bin/true", Args: []string{"true"}, Env: []string{noInitEnv + "=1"}, Sandbox: &core.Confinement{}}.Command()
+	// A program that does not link this package: it never runs Init.
+	exe := "/bin/true"
+	lc, err := confine.Launch{Launcher: exe, Program: "/bin/true", Args: []string{"true"}, Sandbox: &core.Confinement{}}.Command()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,8 +395,8 @@ func TestLauncherWithoutInitIsRefused(t *testing.T) {
 	}
 	serr := lc.Started()
 	cmd.Wait()
-	if serr == nil || !strings.Contains(serr.Error(), "must call confine.Init") || !strings.Contains(serr.Error(), exe) {
-		t.Fatalf("Started() = %v, want the launcher %s refused for not calling confine.Init", serr, exe)
+	if serr == nil || !strings.Contains(serr.Error(), "links yolop.dev/transport/stdio/confine") || !strings.Contains(serr.Error(), exe) {
+		t.Fatalf("Started() = %v, want the launcher %s refused as no launcher", serr, exe)
 	}
 }
 
@@ -469,15 +464,4 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// TestLaunchNeedsInitInThisBinary: with no launcher named, a binary that
-// never called Init cannot launch (it would not apply the rules): the
-// launch fails at once, saying so.
-func TestLaunchNeedsInitInThisBinary(t *testing.T) {
-	defer confine.ForgetInitForTesting()()
-	_, err := confine.Launch{Program: "/bin/true", Args: []string{"true"}, Sandbox: &core.Confinement{}}.Command()
-	if err == nil || !strings.Contains(err.Error(), "does not call confine.Init") {
-		t.Fatalf("Command() = %v, want a refusal naming confine.Init", err)
-	}
 }

@@ -13,12 +13,12 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
-// Init must be the first call in main of a binary that starts confined
-// servers (the launcher is that binary, re-executed). In a process started
-// as a launcher it applies the rules and execs the server, or runs the
-// probes, and never returns; in any other process it returns at once.
+// Init runs when this package is initialised (a binary that links it is
+// its own launcher, re-executed); calling it again is harmless. In a
+// process started as a launcher it applies the rules and execs the server,
+// or runs the probes, and never returns; in any other process it returns
+// at once.
 func Init() {
-	initCalled.Store(true)
 	if len(os.Args) == 2 && os.Args[1] == probeArg {
 		if raw, ok := os.LookupEnv(probeEnv); ok {
 			runProbeProcess(raw)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"yolop.dev/core"
@@ -42,13 +41,16 @@ const (
 // hold the pipe that long.
 var startTimeout = 30 * time.Second
 
-// initCalled is set by [Init]: this binary can be its own launcher.
-var initCalled atomic.Bool
+// init makes every binary that links this package its own launcher: a
+// process the transport started as a launcher applies its rules and execs
+// the server here, before main runs, so neither yolop nor a host of one's
+// own on the harness, nor a test binary, has to remember a call.
+func init() { Init() }
 
 // A Launch describes one confined start.
 type Launch struct {
-	// Launcher is the binary that calls [Init] first thing in main. Empty
-	// means os.Executable().
+	// Launcher is a binary that links this package (so [Init] runs in
+	// it). Empty means os.Executable().
 	Launcher string
 	// Program is the absolute path of the server's executable, Args its
 	// argv (Args[0] included) and Env its environment.
@@ -105,9 +107,6 @@ func (l Launch) Command() (*Command, error) {
 func (l Launch) command(p plan) (*Command, error) {
 	launcher := l.Launcher
 	if launcher == "" {
-		if !initCalled.Load() {
-			return nil, errors.New("confine: this binary does not call confine.Init first thing in main, so it cannot launch a sandboxed server (a test binary calls it in TestMain)")
-		}
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("confine: find the launcher (this executable): %w", err)
@@ -149,12 +148,12 @@ func (c *Command) Started() error {
 	b, err := io.ReadAll(c.status)
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("the sandbox launcher %s did not report within %s; it must call confine.Init first thing in main", c.Path, startTimeout)
+			return fmt.Errorf("the sandbox launcher %s did not report within %s; a launcher is a program that links yolop.dev/transport/stdio/confine", c.Path, startTimeout)
 		}
 		return fmt.Errorf("sandbox launcher status: %w", err)
 	}
 	if len(b) == 0 || b[0] != statusAlive {
-		return fmt.Errorf("the sandbox launcher %s is not one: it exited without applying the sandbox (a binary that starts confined servers must call confine.Init first thing in main)", c.Path)
+		return fmt.Errorf("the sandbox launcher %s is not one: it exited without applying the sandbox (a launcher is a program that links yolop.dev/transport/stdio/confine)", c.Path)
 	}
 	if len(b) > 1 && b[1] == statusFailed {
 		return errors.New(string(b[2:]))

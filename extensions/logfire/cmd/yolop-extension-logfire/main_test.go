@@ -25,7 +25,6 @@ import (
 	"yolop.dev/packaging"
 	"yolop.dev/packaging/hostgrant"
 	"yolop.dev/transport/stdio"
-	"yolop.dev/transport/stdio/confine"
 )
 
 // serveEnv makes the test binary act as a capability server: "logfire"
@@ -33,7 +32,6 @@ import (
 const serveEnv = "YOLOP_LOGFIRE_TEST_SERVE"
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	switch os.Getenv(serveEnv) {
 	case "logfire":
 		if err := run(context.Background(), os.Stderr); err != nil {

@@ -21,14 +21,12 @@ import (
 	"yolop.dev/extensions/lsp/internal/lsptest"
 	"yolop.dev/extensions/lsp/internal/manager"
 	"yolop.dev/packaging"
-	"yolop.dev/transport/stdio/confine"
 )
 
 // serveEnv makes the test binary act as yolop-extension-lsp.
 const serveEnv = "YOLOP_LSP_TEST_SERVE"
 
 func TestMain(m *testing.M) {
-	confine.Init() // the launcher of the sandboxed servers these tests start
 	if os.Getenv(serveEnv) == "1" {
 		os.Exit(run(context.Background(), nil, nil, nil, os.Stderr))
 	}
