@@ -630,13 +630,25 @@ func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, [
 
 // OpenSession is [Harness.NewSession] for a front-end that also runs
 // packages loaded in place (yolop's --ext): it reads each of dirs with
-// [InPlaceDirs], an unusable one being the error, runs their grants after
+// [InPlace] and applies the user's settings to it, an unusable one being
+// the error, runs their grants after
 // o.Extra, and returns the packages' warnings and the session's. The
 // session's [Session.InPlace] lists those grants.
 func (h *Harness) OpenSession(ctx context.Context, o SessionOptions, dirs []string) (*Session, []string, error) {
-	inPlace, warnings, err := InPlaceDirs(dirs)
-	if err != nil {
-		return nil, nil, err
+	var inPlace []host.Grant
+	var warnings []string
+	for _, dir := range dirs {
+		m, g, warns, err := InPlace(dir)
+		if err == nil {
+			// The user's [sandbox] and [hooks] hold for a package in
+			// place as for an installed one.
+			err = h.resolver.ApplyUserSettings(ctx, m, &g)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		inPlace = append(inPlace, g)
+		warnings = append(warnings, warns...)
 	}
 	o.Extra = slices.Concat(o.Extra, inPlace)
 	s, warns := h.NewSession(ctx, o)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,5 +47,37 @@ func TestInfoShowsSandbox(t *testing.T) {
 	os.WriteFile(filepath.Join(cfg, settings.FileName), []byte("[sandbox.extensions.boxed]\nmode = \"off\"\n"), 0o644)
 	if in, _ = h.Info(ctx, pkg, ""); in.Sandbox != "unsandboxed (turned off in the user's settings)" {
 		t.Fatalf("off: %q", in.Sandbox)
+	}
+}
+
+// A package loaded in place (--ext) runs under the user's [sandbox]
+// settings like an installed one: the override widens its rules, and
+// refuse_unsandboxed keeps it from starting on a kernel without Landlock.
+func TestInPlaceSessionAppliesSandboxSettings(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx := context.Background()
+	pkg, cfg := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(pkg, "plugin.json"), []byte(`{"name":"boxed","version":"1.0.0","yolop":{"protocol_version":"1.0",
+		"capabilityServer":{"command":"srv"},"tools":[{"name":"a"}]}}`), 0o644)
+	os.WriteFile(filepath.Join(cfg, settings.FileName), []byte("[sandbox.extensions.boxed]\nconnect = [4318]\n"), 0o644)
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := h.OpenSession(ctx, harness.SessionOptions{}, []string{pkg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	g := s.InPlace()[0]
+	if sb := g.Server.Sandbox; sb == nil || sb.Origin != "settings" || !slices.Contains(sb.Connect, 4318) {
+		t.Fatalf("in-place sandbox = %+v; want the user's port added", sb)
+	}
+
+	restore := confine.SetKernelABIForTesting(0)
+	defer restore()
+	os.WriteFile(filepath.Join(cfg, settings.FileName), []byte("[sandbox]\nrefuse_unsandboxed = true\n"), 0o644)
+	if _, _, err := h.OpenSession(ctx, harness.SessionOptions{}, []string{pkg}); err == nil || !strings.Contains(err.Error(), "refuse_unsandboxed") {
+		t.Fatalf("OpenSession with refuse_unsandboxed on a kernel without Landlock = %v; want the refusal", err)
 	}
 }

@@ -265,15 +265,22 @@ func (r *Resolver) Grant(ctx context.Context, m *packaging.Manifest) (host.Grant
 	}
 	g, warns, err := buildGrant(m, res.Config, res.Env, res.Warnings, r.lookupEnv())
 	if err == nil {
-		err = r.applySandboxSettings(ctx, m, &g.Server)
-	}
-	if err == nil {
-		err = r.applyHookSettings(ctx, m, &g)
+		err = r.ApplyUserSettings(ctx, m, &g)
 	}
 	if err != nil {
 		return host.Grant{}, nil, err
 	}
 	return g, warns, nil
+}
+
+// ApplyUserSettings applies what the user's settings say about every
+// grant of m, whether installed or loaded in place: the [sandbox] table
+// (an override, refuse_unsandboxed) and the [hooks] on_error policy.
+func (r *Resolver) ApplyUserSettings(ctx context.Context, m *packaging.Manifest, g *host.Grant) error {
+	if err := r.applySandboxSettings(ctx, m, &g.Server); err != nil {
+		return err
+	}
+	return r.applyHookSettings(ctx, m, g)
 }
 
 // GrantInPlace builds the grant of a package loaded in place for the

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -146,6 +148,9 @@ func newSession(t testing.TB, grants ...corehost.Grant) *corehost.Session {
 
 func newSessionWith(t testing.TB, st corehost.StatusSink, grants ...corehost.Grant) *corehost.Session {
 	t.Helper()
+	for i := range grants {
+		allowEndpoints(t, &grants[i])
+	}
 	s := corehost.NewSession(corehost.SessionOptions{
 		Grants:        grants,
 		Transport:     stdio.New(stdio.Options{}),
@@ -166,6 +171,37 @@ func newSessionWith(t testing.TB, st corehost.StatusSink, grants ...corehost.Gra
 		t.Fatal(err)
 	}
 	return s
+}
+
+// allowEndpoints lets g's sandbox connect to the port of the OTLP endpoint
+// it is configured with (config "endpoint", OTEL_EXPORTER_OTLP_ENDPOINT),
+// as a user's [sandbox.extensions.<name>] connect setting does for an
+// endpoint on a port the manifest does not name: the test receivers
+// listen on ports the kernel picks.
+func allowEndpoints(t testing.TB, g *corehost.Grant) {
+	t.Helper()
+	if g.Server.Sandbox == nil {
+		return
+	}
+	var cfg struct {
+		Endpoint string `json:"endpoint"`
+	}
+	if len(g.Config) > 0 {
+		if err := json.Unmarshal(g.Config, &cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, raw := range []string{cfg.Endpoint, g.Server.Env["OTEL_EXPORTER_OTLP_ENDPOINT"]} {
+		u, err := url.Parse(raw)
+		if raw == "" || err != nil || u.Port() == "" {
+			continue
+		}
+		port, err := strconv.ParseUint(u.Port(), 10, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Server.Sandbox.Connect = append(g.Server.Sandbox.Connect, uint16(port))
+	}
 }
 
 // turn runs one turn calling echo.

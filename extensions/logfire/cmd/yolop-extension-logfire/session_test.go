@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +51,17 @@ func TestYolopCLI(t *testing.T) {
 
 	cfg := t.TempDir()
 	work := t.TempDir()
+	// The receiver listens on a port the kernel picked, which the
+	// manifests' sandboxes do not name: the user lets both servers reach
+	// it, as settings.toml's [sandbox] is theirs to widen.
+	u, err := url.Parse(r.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := fmt.Sprintf("[sandbox.extensions.logfire]\nconnect = [%[1]s]\n\n[sandbox.extensions.echotrace]\nconnect = [%[1]s]\n", u.Port())
+	if err := os.WriteFile(filepath.Join(cfg, "settings.toml"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var transcript bytes.Buffer // every byte the CLI printed
 	cli := func(stdin string, args ...string) string {
 		t.Helper()
