@@ -585,13 +585,25 @@ const MCPNeverDeferKey = "mcp" + delim + "never_defer"
 // session loads instead of deferring them behind tool_search. Unset means
 // none (every MCP tool is deferred).
 func (f *File) MCPNeverDefer(ctx context.Context) ([]string, error) {
+	return f.stringList(ctx, MCPNeverDeferKey, "mcp.never_defer must be a list of tool-name globs such as [\"mcp__github__*\"]", func(s string) error {
+		if _, err := path.Match(s, ""); err != nil {
+			return fmt.Errorf("%w %s: mcp.never_defer glob %q: %v", ErrMalformed, f.path, s, err)
+		}
+		return nil
+	})
+}
+
+// stringList reads key as a list of strings, each passing check (which
+// returns the error to give, or nil). Unset means none; a value that is
+// not a list of strings is ErrMalformed with want, naming the file.
+func (f *File) stringList(ctx context.Context, key, want string, check func(string) error) ([]string, error) {
 	var out []string
 	err := f.read(ctx, func(d *doc) error {
-		if !d.k.Exists(MCPNeverDeferKey) {
+		if !d.k.Exists(key) {
 			return nil
 		}
-		bad := fmt.Errorf("%w %s: mcp.never_defer must be a list of tool-name globs such as [\"mcp__github__*\"]", ErrMalformed, f.path)
-		list, ok := d.k.Get(MCPNeverDeferKey).([]any)
+		bad := fmt.Errorf("%w %s: %s", ErrMalformed, f.path, want)
+		list, ok := d.k.Get(key).([]any)
 		if !ok {
 			return bad
 		}
@@ -600,8 +612,8 @@ func (f *File) MCPNeverDefer(ctx context.Context) ([]string, error) {
 			if !ok {
 				return bad
 			}
-			if _, err := path.Match(s, ""); err != nil {
-				return fmt.Errorf("%w %s: mcp.never_defer glob %q: %v", ErrMalformed, f.path, s, err)
+			if err := check(s); err != nil {
+				return err
 			}
 			out = append(out, s)
 		}
