@@ -35,21 +35,9 @@ func Init() {
 	// an exec, and its all-threads mechanism can hang in a process that
 	// is a PID namespace's init.)
 	runtime.LockOSThread()
-	raw, ok := os.LookupEnv(planEnv)
+	p, fail, ok := launcherPlan()
 	if !ok {
 		return
-	}
-	os.Unsetenv(planEnv)
-	syscall.CloseOnExec(statusFD)
-	status := os.NewFile(statusFD, "confine-status")
-	status.Write([]byte{statusAlive})
-	fail := func(format string, args ...any) {
-		status.Write(append([]byte{statusFailed}, fmt.Sprintf(format, args...)...))
-		os.Exit(126)
-	}
-	var p plan
-	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		fail("sandbox launcher: bad plan: %v", err)
 	}
 	if err := apply(p); err != nil {
 		fail("apply the sandbox: %v", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"yolop.dev/core"
@@ -46,6 +47,28 @@ var startTimeout = 30 * time.Second
 // the server here, before main runs, so neither yolop nor a host of one's
 // own on the harness, nor a test binary, has to remember a call.
 func init() { Init() }
+
+// launcherPlan reads the plan the transport hands a launcher and tells the
+// transport, on the status pipe, that the launcher runs; fail reports a
+// failure there and exits. ok is false when no plan was handed over.
+func launcherPlan() (p plan, fail func(format string, args ...any), ok bool) {
+	raw, ok := os.LookupEnv(planEnv)
+	if !ok {
+		return plan{}, nil, false
+	}
+	os.Unsetenv(planEnv)
+	syscall.CloseOnExec(statusFD)
+	status := os.NewFile(statusFD, "confine-status")
+	status.Write([]byte{statusAlive})
+	fail = func(format string, args ...any) {
+		status.Write(append([]byte{statusFailed}, fmt.Sprintf(format, args...)...))
+		os.Exit(126)
+	}
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		fail("sandbox launcher: bad plan: %v", err)
+	}
+	return p, fail, true
+}
 
 // A Launch describes one confined start.
 type Launch struct {
