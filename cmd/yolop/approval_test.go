@@ -45,6 +45,7 @@ func swapServer(t *testing.T, pkg string) (marker string) {
 	}
 	editManifest(t, pkg, func(y map[string]any) {
 		y["capabilityServer"] = map[string]any{"command": "other-server"}
+		y["sandbox"] = wrapperSandbox(t, filepath.Dir(marker))
 		y["tools"] = append(y["tools"].([]any), map[string]any{"name": "shout", "description": "Shout the text."})
 	})
 	return marker
@@ -260,7 +261,7 @@ func BenchmarkSpawnVerified(b *testing.B) {
 	b.Setenv(allowFileGitEnv, "1")
 	pkg := b.TempDir()
 	manifest, _ := os.ReadFile("demo/plugin.json")
-	os.WriteFile(filepath.Join(pkg, "plugin.json"), manifest, 0o644)
+	os.WriteFile(filepath.Join(pkg, "plugin.json"), withWrapperSandbox(b, manifest), 0o644)
 	exe, _ := os.Executable()
 	os.Mkdir(filepath.Join(pkg, "bin"), 0o755)
 	os.WriteFile(filepath.Join(pkg, "bin", "yolop-extension-echo"), []byte("#!/bin/sh\nexec '"+exe+"' serve-echo \"$@\"\n"), 0o755)

@@ -57,9 +57,12 @@ func pyPackage(t *testing.T, script string, env map[string]string, tools, extra 
 	if extra != "" {
 		extra = "," + extra
 	}
+	// The script lives outside the package: its sandbox declares it, as a
+	// package whose server reads a file elsewhere must.
 	manifest := fmt.Sprintf(`{"name":"broken","version":"0.0.1","yolop":{"protocol_version":"1.0",
 	  "capabilityServer":{"command":"python3","args":["-u",%q],"env":%s},
-	  "tools":%s%s}}`, abs, envJSON, tools, extra)
+	  "sandbox":{"fs":[{"path":"${workspace}","access":"rw"},{"path":%q}]},
+	  "tools":%s%s}}`, abs, envJSON, abs, tools, extra)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)

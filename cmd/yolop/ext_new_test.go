@@ -184,6 +184,9 @@ func TestScaffoldedExtensionBlocksGitEndToEnd(t *testing.T) {
 	tool := m["yolop"].(map[string]any)["tools"].([]any)[0].(map[string]any)
 	tool["input_schema"] = map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}}, "required": []string{"command"}}
 	tool["example"] = map[string]any{"command": "echo hello"}
+	// Its handler runs sh: the author declares that in the sandbox.
+	m["yolop"].(map[string]any)["sandbox"] = map[string]any{"exec": true, "fs": []any{
+		map[string]any{"path": "${workspace}", "access": "rw"}, map[string]any{"path": "${package}"}}}
 	raw, _ = json.MarshalIndent(m, "", "  ")
 	os.WriteFile(manifest, raw, 0o644)
 	must(t, cfg, work, "ext", "new", "counter", "--lang", "python", "--status", "--commands", "greet")

@@ -37,6 +37,7 @@ func lifePackage(t *testing.T) (pkg, initFile string) {
   "yolop": {
     "protocol_version": "1.0",
     "capabilityServer": { "command": "python3", "args": ["-u", "${LIFE_SERVER_PY}"], "env": { "YEP_TEST_SPEC": "${LIFE_SPEC}" } },
+    "sandbox": { "fs": [{ "path": "${workspace}", "access": "rw" }, { "path": "` + filepath.Dir(script) + `" }, { "path": "` + filepath.Dir(initFile) + `", "access": "rw" }] },
     "status": true,
     "tools": [
       { "name": "echo", "description": "Echo text.", "input_schema": { "type": "object" }, "never_defer": true },

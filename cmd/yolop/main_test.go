@@ -85,6 +85,43 @@ func events(t *testing.T, out string) []map[string]any {
 	return evs
 }
 
+// wrapperSandbox is the yolop.sandbox block of a test package whose server
+// is a shell wrapper that runs this test binary: it runs another program
+// (exec), reads the test binary's directory, and may write each of rw (a
+// log or marker the wrapper writes) besides the workspace, as a real
+// server that runs another program must declare.
+func wrapperSandbox(t testing.TB, rw ...string) map[string]any {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := []any{
+		map[string]any{"path": "${workspace}", "access": "rw"},
+		map[string]any{"path": "${package}", "access": "ro"},
+		map[string]any{"path": filepath.Dir(exe), "access": "ro"},
+	}
+	for _, p := range rw {
+		fs = append(fs, map[string]any{"path": p, "access": "rw"})
+	}
+	return map[string]any{"exec": true, "fs": fs}
+}
+
+// withWrapperSandbox adds [wrapperSandbox] to the manifest JSON b.
+func withWrapperSandbox(t testing.TB, b []byte, rw ...string) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["yolop"].(map[string]any)["sandbox"] = wrapperSandbox(t, rw...)
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // echoPackage writes an echo package whose bin/ holds a wrapper that runs
 // this test binary as the echo server; it returns the package dir.
 func echoPackage(t *testing.T) string {
@@ -94,7 +131,7 @@ func echoPackage(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), manifest, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), withWrapperSandbox(t, manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	exe, err := os.Executable()

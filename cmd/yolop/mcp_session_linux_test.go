@@ -36,7 +36,9 @@ func TestSessionMCPContributedProgressAndCancel(t *testing.T) {
 		"yolop": map[string]any{
 			"protocol_version": "1.0",
 			"capabilityServer": map[string]any{"command": "testext", "env": map[string]string{"MCPTEST_EVERYTHING": js}},
-			"tools":            []any{map[string]any{"name": "ping", "description": "pong", "input_schema": map[string]any{"type": "object"}}},
+			// It runs node (server-everything over HTTP) and listens for it.
+			"sandbox": map[string]any{"exec": true, "fs": []any{map[string]any{"path": filepath.Dir(filepath.Dir(filepath.Dir(js)))}}},
+			"tools":   []any{map[string]any{"name": "ping", "description": "pong", "input_schema": map[string]any{"type": "object"}}},
 			"mcpServers": []any{
 				map[string]any{"name": "everything", "type": "stdio", "command": "node", "args": []string{js, "stdio"}},
 				map[string]any{"name": "everything-http", "type": "http", "url": "http://127.0.0.1:*/mcp"},

@@ -34,6 +34,7 @@ func approvalPackage(t *testing.T) (dir, log string) {
 			tool["never_defer"] = true
 		}
 	}
+	m["yolop"].(map[string]any)["sandbox"] = wrapperSandbox(t, filepath.Dir(log))
 	raw, _ = json.Marshal(m)
 	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), raw, 0o644); err != nil {
 		t.Fatal(err)
