@@ -214,7 +214,7 @@ func (h *Harness) infoOfCrate(ctx context.Context, src packaging.Source, registr
 	crate := h.crate
 	crate.ConfigDir = "" // a look, not an install: no cache or settings written
 	// A look records the versions it sees, for the update cooldown (cooldown.go).
-	fetchFn, _, err := crate.Open(src, fetch.Request{Registry: registry, Gate: h.seenGate()})
+	fetchFn, _, err := crate.Open(src, fetch.Request{Registry: registry})
 	if err != nil {
 		return nil, err
 	}

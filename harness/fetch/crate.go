@@ -86,12 +86,20 @@ func (nopProgress) Finish()             {}
 
 // Client returns the registry client an install would use for registry
 // ("sparse+URL", "" for crates.io): the cache under the config directory
-// and the [registry] limits of settings.toml.
+// and the [registry] limits of settings.toml. A config directory with
+// neither settings.toml nor extensions.lock has nothing to keep a cache
+// for yet (a first install, whose store may have just created the
+// directory): the client then neither caches nor reads settings, so a
+// first install that fails leaves nothing behind.
 func (c Crate) Client(ctx context.Context, registry string) (*cratesio.Client, error) {
 	fresh := false
 	if c.ConfigDir != "" {
-		_, err := os.Stat(c.ConfigDir)
-		fresh = errors.Is(err, fs.ErrNotExist)
+		fresh = true
+		for _, name := range []string{"settings.toml", "extensions.lock"} {
+			if _, err := os.Stat(filepath.Join(c.ConfigDir, name)); !errors.Is(err, fs.ErrNotExist) {
+				fresh = false
+			}
+		}
 	}
 	return c.client(ctx, registry, fresh)
 }

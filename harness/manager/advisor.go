@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -139,15 +140,8 @@ func (m *Manager) entryAdvisories(ctx context.Context, e *packaging.LockEntry) A
 	if err != nil {
 		return AdvisoryStatus{}
 	}
-	reg := cmpOr(e.Registry, src.Registry)
+	reg := cmp.Or(e.Registry, src.Registry)
 	return m.checkAdvisories(ctx, e.Name, reg, src.Crate, e.Version)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // gateFetch wraps a crate fetch so that a version a critical advisory
@@ -168,7 +162,7 @@ func (m *Manager) gateFetch(src packaging.Source, name string, f fetch.FetchFunc
 		if ext == "" {
 			ext = strings.TrimPrefix(src.Crate, packaging.CratePrefix)
 		}
-		st := m.checkAdvisories(ctx, ext, cmpOr(res.Registry, src.Registry), src.Crate, res.Version)
+		st := m.checkAdvisories(ctx, ext, cmp.Or(res.Registry, src.Registry), src.Crate, res.Version)
 		if st.Blocked() {
 			a := st.Blocking[0]
 			return res, fmt.Errorf("%s %s is not installed: critical advisory %s (%s): %s%s; allow it with [advisories] allow = [\"%s:%s\"] in settings.toml", src.Crate, res.Version, a.ID, a.Versions, oneLineDesc(a), urlSuffix(a), ext, a.ID)

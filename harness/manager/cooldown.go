@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -34,11 +35,14 @@ func updateCooldown(e *packaging.LockEntry, o UpdateOptions) *cooldownRequest {
 	return &cooldownRequest{bypass: o.Now, installed: installed}
 }
 
-// gate is the fetch gate of one install: every install records what it
-// sees; an update (req.cooldown set) installs only what was first seen at
-// least [update] cooldown ago. Nil without a first-seen record.
+// gate is the fetch gate of an update (req.cooldown set): it records what
+// the update sees and installs only what was first seen at least [update]
+// cooldown ago. A first install records nothing: one that fails or is
+// refused leaves nothing behind, a fresh config directory included, and
+// what an install pins is the user's own choice, not an update's. Nil
+// without a first-seen record.
 func (m *Manager) gate(ctx context.Context, req InstallRequest, out *Outcome) fetch.Gate {
-	if m.o.FirstSeen == nil {
+	if m.o.FirstSeen == nil || req.cooldown == nil {
 		return nil
 	}
 	g := &firstseen.Gate{Store: m.o.FirstSeen, Now: m.o.Now}
@@ -68,6 +72,39 @@ func (m *Manager) held(ctx context.Context, e *packaging.LockEntry, req InstallR
 	return out
 }
 
+// recordInstalled records the version (or commit) an install or update
+// just committed as seen now, unless seen before: the mark a later
+// update's wait for a branch's commits counts from.
+func (m *Manager) recordInstalled(ctx context.Context, e *packaging.LockEntry) error {
+	kind, key, item := m.seenKey(e)
+	if m.o.FirstSeen == nil || key == "" {
+		return nil
+	}
+	_, err := m.o.FirstSeen.Observe(ctx, kind, key, []string{item}, m.now())
+	return err
+}
+
+// seenKey is where the first-seen record keeps e's versions: the kind, the
+// key (registry and crate, or URL and ref) and e's own item (its version
+// or commit). key is "" for a source the cooldown does not apply to.
+func (m *Manager) seenKey(e *packaging.LockEntry) (kind, key, item string) {
+	src, err := m.lockedSource(e)
+	if err != nil {
+		return "", "", ""
+	}
+	switch src.Kind {
+	case packaging.SourceCrate:
+		reg := cmp.Or(src.Registry, e.Registry, packaging.CratesIORegistry)
+		return firstseen.Crate, firstseen.CrateKey(reg, src.Crate), e.Version
+	case packaging.SourceGit:
+		if len(src.Rev) == 40 {
+			return "", "", "" // a pinned commit does not move
+		}
+		return firstseen.Git, firstseen.GitKey(src.URL, src.Rev), e.Commit
+	}
+	return "", "", ""
+}
+
 // Waiting lists the updates of an installed extension still in their
 // cooldown, newest first, from the first-seen record (what the last
 // install, update or check saw; nothing is fetched).
@@ -75,32 +112,18 @@ func (m *Manager) Waiting(ctx context.Context, e *packaging.LockEntry, eligible 
 	if m.o.FirstSeen == nil {
 		return nil, nil
 	}
-	src, err := m.lockedSource(e)
-	if err != nil {
+	kind, key, item := m.seenKey(e)
+	if key == "" {
 		return nil, nil
 	}
 	d, err := m.o.Settings.UpdateCooldown(ctx, firstseen.DefaultCooldown)
 	if err != nil {
 		return nil, err
 	}
-	now := m.now()
-	switch src.Kind {
-	case packaging.SourceCrate:
-		reg := src.Registry
-		if reg == "" {
-			reg = e.Registry
-		}
-		if reg == "" {
-			reg = packaging.CratesIORegistry
-		}
-		return m.o.FirstSeen.Waiting(ctx, firstseen.Crate, firstseen.CrateKey(reg, src.Crate), e.Version, now, d, eligible)
-	case packaging.SourceGit:
-		if len(src.Rev) == 40 {
-			return nil, nil // a pinned commit does not move
-		}
-		return m.o.FirstSeen.Waiting(ctx, firstseen.Git, firstseen.GitKey(src.URL, src.Rev), e.Commit, now, d, nil)
+	if kind == firstseen.Git {
+		eligible = nil
 	}
-	return nil, nil
+	return m.o.FirstSeen.Waiting(ctx, kind, key, item, m.now(), d, eligible)
 }
 
 func (m *Manager) now() time.Time {

@@ -271,6 +271,11 @@ func (m *Manager) install(ctx context.Context, src packaging.Source, req Install
 	out.Change = res.Change
 	out.Entry = res.Entry
 	out.Warnings = append(out.Warnings, res.Manifest.Warnings...)
+	if !res.Unchanged {
+		if err := m.recordInstalled(ctx, &res.Entry); err != nil {
+			out.Warnings = append(out.Warnings, err.Error())
+		}
+	}
 	if src.Kind == packaging.SourcePath {
 		// A stored package's bin/ was provisioned and is pinned; a path
 		// source's may simply not be built yet.

@@ -522,7 +522,10 @@ func (f *File) lock(ctx context.Context, exclusive bool) (*flock.Flock, error) {
 // read runs fn on the parsed file under the shared lock. A missing config
 // directory is empty settings and is not created.
 func (f *File) read(ctx context.Context, fn func(*doc) error) error {
-	if _, err := os.Stat(filepath.Dir(f.path)); errors.Is(err, fs.ErrNotExist) {
+	// No file yet (and perhaps no directory): nothing to read and nothing
+	// to lock, so a look leaves no lock file behind. A writer replaces the
+	// file whole, so a reader that raced it still sees a whole file.
+	if _, err := os.Lstat(f.path); errors.Is(err, fs.ErrNotExist) {
 		return fn(&doc{k: koanf.NewWithConf(koanf.Conf{Delim: delim})})
 	}
 	fl, err := f.lock(ctx, false)
