@@ -126,7 +126,7 @@ func TestExt(t testing.TB, env map[string]string, servers []map[string]any) host
 	if servers == nil {
 		servers = []map[string]any{}
 	}
-	return WritePackage(t, "testext", map[string]any{
+	facet := map[string]any{
 		"protocol_version": "1.0",
 		"capabilityServer": map[string]any{"command": "testext", "env": env},
 		"ui_ask":           true,
@@ -135,7 +135,13 @@ func TestExt(t testing.TB, env map[string]string, servers []map[string]any) host
 			map[string]any{"name": "ask", "description": "Ask the user their name.", "input_schema": map[string]any{"type": "object"}},
 		},
 		"mcpServers": servers,
-	}, "testext", "mcptestserver")
+	}
+	if js := env["MCPTEST_EVERYTHING"]; js != "" {
+		// It runs server-everything under node itself (over HTTP): its
+		// sandbox says so, and names the package node loads.
+		facet["sandbox"] = map[string]any{"exec": true, "fs": []any{map[string]any{"path": filepath.Dir(filepath.Dir(filepath.Dir(js)))}}}
+	}
+	return WritePackage(t, "testext", facet, "testext", "mcptestserver")
 }
 
 // Echo is the echo example's package, from its own plugin.json.

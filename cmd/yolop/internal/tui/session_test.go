@@ -45,6 +45,7 @@ func askerPackage(t *testing.T) string {
 	dir := t.TempDir()
 	manifest := `{"name":"asker","version":"0.1.0","yolop":{"protocol_version":"1.0",
 	  "capabilityServer":{"command":"python3","args":["-u",` + strconv.Quote(script) + `],"env":{"YEP_TEST_SPEC":"{\"capabilities\":[\"tools\",\"ui_ask\",\"status\"]}"}},
+	  "sandbox":{"fs":[{"path":` + strconv.Quote(script) + `}]},
 	  "ui_ask":true,"status":true,"tools":[{"name":"ask","never_defer":true},{"name":"status","never_defer":true}]}}`
 	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
