@@ -29,7 +29,8 @@ const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // two pipes, one initialize line written and the answer line read (the
 // least any host can do); transport is this transport's Start
 // (environment, binary lookup, PID namespace, stderr capture) with the
-// same line by hand, also without the PID namespace; session is
+// same line by hand, also under a sandbox (the confine launcher's re-exec
+// and Landlock) and without the PID namespace; session is
 // host.NewSession with one eager extension and Start, which returns once
 // the handshake is done (initialize, the clamp, initialized, the first
 // prompt contribution). Run it with
@@ -42,6 +43,11 @@ func BenchmarkSpawnReady(b *testing.B) {
 	}
 	tr := stdio.New(stdio.Options{})
 	spec := core.ServerSpec{Name: "echo", Command: bin}
+	// The same start under a default-like sandbox: through the confine
+	// launcher (this test binary re-executed), Landlock rules, a private
+	// TMPDIR.
+	sandboxed := spec
+	sandboxed.Sandbox = &core.Confinement{Paths: []core.ConfinedPath{{Path: filepath.Dir(bin)}}}
 	grant := host.Grant{
 		Name: "echo", ProtocolVersion: "1.0", Server: spec,
 		Tools:  []host.ToolGrant{{Name: "echo"}, {Name: "count", Streaming: true}},
@@ -66,6 +72,7 @@ func BenchmarkSpawnReady(b *testing.B) {
 			return d, func() { cmd.Process.Kill(); cmd.Wait() }
 		}},
 		{"transport", func(b *testing.B) (time.Duration, func()) { return byHand(b, tr, spec) }},
+		{"transport-sandboxed", func(b *testing.B) (time.Duration, func()) { return byHand(b, tr, sandboxed) }},
 		{"transport-nopidns", func(b *testing.B) (time.Duration, func()) {
 			defer stdio.SetPIDNamespaceModeForTest("off")()
 			return byHand(b, tr, spec)
