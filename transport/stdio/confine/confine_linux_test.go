@@ -346,6 +346,30 @@ func TestPythonCommandConfined(t *testing.T) {
 	expect(t, ask, w.cases())
 }
 
+// TestPythonCommandConfinedWithAnotherHome: with HOME pointing elsewhere
+// (as a test or a service account may run yolop), a version manager's
+// shim cannot say which interpreter it runs; the server still starts,
+// its shim running the manager from the manager's own root, and stays
+// confined to its files.
+func TestPythonCommandConfinedWithAnotherHome(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	w := newWorld(t)
+	script := filepath.Join(w.pkg, "server.py")
+	if err := os.WriteFile(script, []byte(pythonServer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	ask := start(t, python, []string{"python3", "-u", script}, w.sandbox(false), env)
+	cases := w.cases()
+	delete(cases, "exec /bin/sh") // an unresolved shim needs the system's programs
+	expect(t, ask, cases)
+}
+
 // TestNodeServerConfined: the same for a Node server.
 func TestNodeServerConfined(t *testing.T) {
 	requireLandlock(t)

@@ -104,7 +104,7 @@ func (l Launch) Command() (*Command, error) {
 	if l.Sandbox == nil {
 		return nil, errors.New("confine: no sandbox to launch under")
 	}
-	program, args, shim, resolved := resolveShim(l.Program, l.Args, l.Env)
+	program, args, shim, resolved, root := resolveShim(l.Program, l.Args, l.Env)
 	p := buildPlan(l.Sandbox, program, args, envValue(l.Env, "PATH"), l.TempDir)
 	if shim && resolved {
 		// The program is now the interpreter: its install prefix holds
@@ -120,9 +120,13 @@ func (l Launch) Command() (*Command, error) {
 		}
 	}
 	if shim && !resolved {
-		// An unresolved shim runs the system's programs to start the
-		// interpreter: let it, or the server cannot start.
+		// An unresolved shim runs the system's programs and its
+		// manager (under the manager's root, never the whole home) to
+		// start the interpreter: let it, or the server cannot start.
 		p.Exec = append(p.Exec, systemDirs...)
+		if root != "" {
+			p.Exec = append(p.Exec, root)
+		}
 	}
 	return l.command(p)
 }

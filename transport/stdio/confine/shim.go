@@ -34,20 +34,20 @@ var managerExec = regexp.MustCompile(`(?m)^\s*exec\s+"?(/[^"\s]+)"?\s+exec\s`)
 // shim is true when a shim was found; ok is false when it could not be
 // resolved (the caller then lets the server run the system's programs,
 // which is what the shim needs).
-func resolveShim(program string, args, env []string) (newProgram string, newArgs []string, shim, ok bool) {
+func resolveShim(program string, args, env []string) (newProgram string, newArgs []string, shim, ok bool, root string) {
 	// The command itself may be the shim: "python3" found on the PATH.
 	if !isSystem(program) {
-		if real, isShim, resolved := throughManager(program, filepath.Base(program), env); isShim {
+		if real, isShim, resolved, root := throughManagerRoot(program, filepath.Base(program), env); isShim {
 			if !resolved {
-				return program, args, true, false
+				return program, args, true, false, root
 			}
 			newArgs = append([]string{real}, args[min(1, len(args)):]...)
-			return real, newArgs, true, true
+			return real, newArgs, true, true, root
 		}
 	}
 	fields, isScript := shebang(program)
 	if !isScript || filepath.Base(fields[0]) != "env" {
-		return program, args, false, true
+		return program, args, false, true, ""
 	}
 	nameAt := -1
 	for i, a := range fields[1:] {
@@ -57,51 +57,55 @@ func resolveShim(program string, args, env []string) (newProgram string, newArgs
 		}
 	}
 	if nameAt < 0 {
-		return program, args, false, true
+		return program, args, false, true, ""
 	}
 	name := fields[nameAt]
 	found := lookPath(name, envValue(env, "PATH"))
 	if found == "" || isSystem(found) {
-		return program, args, false, true
+		return program, args, false, true, ""
 	}
-	real, isShim, resolved := throughManager(found, name, env)
+	real, isShim, resolved, root := throughManagerRoot(found, name, env)
 	if !isShim {
-		return program, args, false, true
+		return program, args, false, true, ""
 	}
 	if !resolved {
-		return program, args, true, false
+		return program, args, true, false, root
 	}
 	newArgs = append([]string{real}, fields[nameAt+1:]...)
 	newArgs = append(newArgs, program)
 	if len(args) > 1 {
 		newArgs = append(newArgs, args[1:]...)
 	}
-	return real, newArgs, true, true
+	return real, newArgs, true, true, root
 }
 
-// throughManager reports whether found is a version manager's shell shim
-// and, when it is, asks the manager which interpreter NAME it would run.
-// resolved is false when the manager could not say.
-func throughManager(found, name string, env []string) (real string, shim, resolved bool) {
+// throughManagerRoot reports whether found is a version manager's shell
+// shim and, when it is, asks the manager which interpreter NAME it would
+// run. resolved is false when the manager could not say (or named the
+// shim again). root is the manager's root (the directory above the one
+// holding the manager program, such as ~/.pyenv for
+// ~/.pyenv/libexec/pyenv), which an unresolved shim needs to run.
+func throughManagerRoot(found, name string, env []string) (real string, shim, resolved bool, root string) {
 	sf, isScript := shebang(found)
 	if !isScript {
-		return "", false, false
+		return "", false, false, ""
 	}
 	interp := filepath.Base(sf[0])
 	if interp == "env" && len(sf) > 1 {
 		interp = filepath.Base(sf[1])
 	}
 	if !slices.Contains(shells, interp) {
-		return "", false, false
+		return "", false, false, ""
 	}
 	body, err := os.ReadFile(found)
 	if err != nil {
-		return "", false, false
+		return "", false, false, ""
 	}
 	m := managerExec.FindSubmatch(body)
 	if m == nil {
-		return "", false, false
+		return "", false, false, ""
 	}
+	root = managerRoot(string(m[1]))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, string(m[1]), "which", name)
@@ -109,10 +113,53 @@ func throughManager(found, name string, env []string) (real string, shim, resolv
 	out, err := cmd.Output()
 	real = strings.TrimSpace(string(out))
 	if err != nil || !filepath.IsAbs(real) {
-		return "", true, false
+		return "", true, false, root
 	}
 	if st, err := os.Stat(real); err != nil || st.Mode()&0o111 == 0 {
-		return "", true, false
+		return "", true, false, root
 	}
-	return real, true, true
+	// A manager that does not know itself here (its root found through a
+	// HOME that is not the one it was installed under) answers with the
+	// shim again: that is no interpreter.
+	if same, _ := sameFile(real, found); same || managerExec.Match(readHead(real)) {
+		return "", true, false, root
+	}
+	return real, true, true, root
+}
+
+// managerRoot is the root of a version manager whose program is at
+// manager ("<root>/libexec/pyenv", "<root>/bin/asdf"); "" when that would
+// be a system directory, "/" or the home directory itself.
+func managerRoot(manager string) string {
+	root := filepath.Dir(filepath.Dir(manager))
+	home, _ := os.UserHomeDir()
+	if root == "/" || root == "." || isSystem(root) || (home != "" && root == filepath.Clean(home)) {
+		return ""
+	}
+	return root
+}
+
+// sameFile reports whether a and b name the same file.
+func sameFile(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(sa, sb), nil
+}
+
+// readHead returns the first 4 KiB of a file, or nothing.
+func readHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := f.Read(b)
+	return b[:n]
 }
