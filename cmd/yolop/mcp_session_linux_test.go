@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,13 +34,22 @@ func TestSessionMCPContributedProgressAndCancel(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(pkg, "bin", "testext"), "yolop.dev/mcp/internal/testext").CombinedOutput(); err != nil {
 		t.Fatalf("building testext: %v\n%s", err, out)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	manifest, _ := json.Marshal(map[string]any{"name": "testext", "version": "0.1.0", "description": "contributes server-everything",
 		"yolop": map[string]any{
 			"protocol_version": "1.0",
-			"capabilityServer": map[string]any{"command": "testext", "env": map[string]string{"MCPTEST_EVERYTHING": js}},
-			// It runs node (server-everything over HTTP) and listens for it.
-			"sandbox": map[string]any{"exec": true, "fs": []any{map[string]any{"path": filepath.Dir(filepath.Dir(filepath.Dir(js)))}}},
-			"tools":   []any{map[string]any{"name": "ping", "description": "pong", "input_schema": map[string]any{"type": "object"}}},
+			"capabilityServer": map[string]any{"command": "testext", "env": map[string]string{"MCPTEST_EVERYTHING": js, "MCPTEST_EVERYTHING_PORT": strconv.Itoa(port)}},
+			// It runs node (server-everything over HTTP, on port) and
+			// connects to it.
+			"sandbox": map[string]any{"exec": true,
+				"fs":  []any{map[string]any{"path": filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(js))))}},
+				"net": map[string]any{"connect": []int{port}, "bind": []int{port}}},
+			"tools": []any{map[string]any{"name": "ping", "description": "pong", "input_schema": map[string]any{"type": "object"}}},
 			"mcpServers": []any{
 				map[string]any{"name": "everything", "type": "stdio", "command": "node", "args": []string{js, "stdio"}},
 				map[string]any{"name": "everything-http", "type": "http", "url": "http://127.0.0.1:*/mcp"},

@@ -8,7 +8,8 @@
 //     from the extension's env);
 //   - MCPTEST_EVERYTHING=<index.js>: "everything" (server-everything over
 //     stdio) and "everything-http" (server-everything's streamable HTTP,
-//     a process it owns, on a port it picks);
+//     a process it owns, on MCPTEST_EVERYTHING_PORT — the port its
+//     sandbox lets it bind and connect to — or else a port it picks);
 //   - MCPTEST_WIDEN=1: "go" declared as a URL and an undeclared "extra",
 //     which the host must refuse;
 //   - MCPTEST_NAMES=<JSON array>: "go" runs with -names, serving only echo
@@ -84,7 +85,10 @@ func main() {
 	}
 	if js := os.Getenv("MCPTEST_EVERYTHING"); js != "" {
 		s.MCPServer(yep.MCPServerDecl{Name: "everything", Command: "node", Args: []string{js, "stdio"}})
-		port := freePort()
+		port, err := strconv.Atoi(os.Getenv("MCPTEST_EVERYTHING_PORT"))
+		if err != nil {
+			port = freePort()
+		}
 		cmd := exec.Command("node", js, "streamableHttp")
 		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 		cmd.Stderr = os.Stderr

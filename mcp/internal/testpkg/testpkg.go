@@ -6,10 +6,12 @@ package testpkg
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"yolop.dev/core/host"
@@ -137,11 +139,30 @@ func TestExt(t testing.TB, env map[string]string, servers []map[string]any) host
 		"mcpServers": servers,
 	}
 	if js := env["MCPTEST_EVERYTHING"]; js != "" {
-		// It runs server-everything under node itself (over HTTP): its
-		// sandbox says so, and names the package node loads.
-		facet["sandbox"] = map[string]any{"exec": true, "fs": []any{map[string]any{"path": filepath.Dir(filepath.Dir(filepath.Dir(js)))}}}
+		// It runs server-everything under node itself (over HTTP, on a
+		// port picked here): its sandbox says so, names the package node
+		// loads, and the port it listens on and connects to.
+		port := EverythingPort(t, env)
+		facet["sandbox"] = map[string]any{"exec": true,
+			"fs":  []any{map[string]any{"path": filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(js))))}},
+			"net": map[string]any{"connect": []int{port}, "bind": []int{port}}}
 	}
 	return WritePackage(t, "testext", facet, "testext", "mcptestserver")
+}
+
+// EverythingPort picks a free loopback port for testext's
+// server-everything over HTTP and sets it in env as
+// MCPTEST_EVERYTHING_PORT, so a sandbox can name it.
+func EverythingPort(t testing.TB, env map[string]string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	env["MCPTEST_EVERYTHING_PORT"] = strconv.Itoa(port)
+	return port
 }
 
 // Echo is the echo example's package, from its own plugin.json.
