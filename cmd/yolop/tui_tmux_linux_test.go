@@ -188,12 +188,14 @@ func tuiExtPackage(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
-	server := "#!/bin/sh\nexec " + shellQuote(realPython(t)) + " -u " + shellQuote(script) + " \"$@\"\n"
+	python := realPython(t)
+	server := "#!/bin/sh\nexec " + shellQuote(python) + " -u " + shellQuote(script) + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "bin", "tuiext"), []byte(server), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	manifest := `{"name":"tuiext","version":"0.1.0","description":"Pushes status and asks, for the terminal UI's test.","yolop":{"protocol_version":"1.0",
 	  "capabilityServer":{"command":"tuiext"},
+	  "sandbox":{"exec":true,"fs":[{"path":` + strconv.Quote(filepath.Dir(filepath.Dir(python))) + `},{"path":` + strconv.Quote(script) + `}]},
 	  "ui_ask":true,"status":true,"tools":[
 	    {"name":"ask","description":"Ask the user.","never_defer":true,"input_schema":{"type":"object","properties":{
 	      "prompt":{"type":"string"},"secret":{"type":"boolean"},"options":{"type":"array","items":{"type":"string"}}},"required":["prompt"]}},
