@@ -33,7 +33,13 @@ def package(scenario, transcript_path):
         f.write("#!/bin/sh\nPYTHONDONTWRITEBYTECODE=1 GOLDEN_TRANSCRIPT=%s exec %s %s %s\n" % (
             transcript_path, sys.executable, os.path.join(support.FIXTURES, "golden_server.py"), scenario))
     os.chmod(server, os.stat(server).st_mode | stat.S_IXUSR)
-    facet = {"protocol_version": "1.0", "capabilityServer": {"command": "golden-server"}}
+    # The wrapper runs this interpreter on a fixture of the repository,
+    # which imports the SDK from it and writes the transcript: the sandbox
+    # says so.
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
+    facet = {"protocol_version": "1.0", "capabilityServer": {"command": "golden-server"},
+             "sandbox": {"exec": True, "fs": [{"path": prefix}, {"path": support.REPO},
+                                              {"path": os.path.dirname(transcript_path), "access": "rw"}]}}
     facet.update(FACETS[scenario])
     with open(os.path.join(d, "plugin.json"), "w") as f:
         json.dump({"name": "golden", "version": "1.0.0", "yolop": facet}, f)

@@ -42,6 +42,8 @@ function goldenPackage(scenario) {
     yolop: {
       protocol_version: "1.0",
       capabilityServer: { command: "node", args: [fixture, scenario] },
+      // The fixture and the SDK it imports live in the repository.
+      sandbox: { fs: [{ path: repoDir }] },
       ...facets[scenario],
     },
   };
