@@ -54,7 +54,35 @@ func alive(t *testing.T, pid int) bool {
 	if err != nil {
 		t.Fatalf("/proc/%d/stat: flags %q: %v", pid, fields[6], err)
 	}
-	return fields[0] != "Z" && fields[0] != "X" && flags&pfExiting == 0
+	return fields[0] != "Z" && fields[0] != "X" && flags&pfExiting == 0 && !killPending(t, pid)
+}
+
+// killPending reports whether pid has a SIGKILL pending: it will never run
+// its own code again, only exit, even when a loaded machine has not yet
+// scheduled it to do so.
+func killPending(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if errors.Is(err, os.ErrNotExist) {
+		return true
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	const sigkill = 1 << (9 - 1)
+	for _, l := range strings.Split(string(b), "\n") {
+		name, mask, ok := strings.Cut(l, ":\t")
+		if !ok || (name != "SigPnd" && name != "ShdPnd") {
+			continue
+		}
+		bits, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+		if err != nil {
+			t.Fatalf("/proc/%d/status: %s %q: %v", pid, name, mask, err)
+		}
+		if bits&sigkill != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pidIn returns the number on the first line of text that is one.
