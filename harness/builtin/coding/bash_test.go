@@ -38,7 +38,9 @@ func (f *fixture) bash(ctx context.Context, t *testing.T, a map[string]any, onUp
 // zombie and is not exiting. A process killed by a signal closes its files
 // (so the command's pipe reaches end of file) after the kernel marks it
 // exiting (PF_EXITING in the flags of /proc/<pid>/stat) and before it is a
-// zombie, so "exiting" is what the call can promise on return.
+// zombie, so "exiting" is what the call can promise on return; when the
+// call gave up waiting for the pipe, a SIGKILL sent and not yet acted on is
+// as final.
 func alive(t *testing.T, pid int) bool {
 	t.Helper()
 	const pfExiting = 0x4
