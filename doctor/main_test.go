@@ -16,6 +16,7 @@ import (
 	"yolop.dev/core/examples/echo/echoext"
 	"yolop.dev/core/sdk"
 	"yolop.dev/core/yep"
+	"yolop.dev/internal/launchertest"
 )
 
 // serverEnv names the SDK server the test binary serves when a package
@@ -28,7 +29,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(serverEnv); name != "" {
 		os.Exit(serve(name))
 	}
+	done := launchertest.Use()
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		done()
 		removeBuilt()
 		os.Exit(code)
 	}))

@@ -16,10 +16,15 @@ import (
 	"yolop.dev/harness/internal/echotest"
 	"yolop.dev/harness/manager"
 	"yolop.dev/harness/secrets"
+	"yolop.dev/internal/launchertest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	done := launchertest.Use()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		done()
+		os.Exit(code)
+	}))
 }
 
 // goBuild builds pkg into out.

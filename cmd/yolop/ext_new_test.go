@@ -21,13 +21,20 @@ import (
 // set YOLOP_CONFIG_DIR in-process.
 func yolopProc(t *testing.T, cfg, dir, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	return yolopProcEnv(t, nil, cfg, dir, stdin, args...)
+}
+
+// yolopProcEnv is yolopProc with env added to the environment (a later
+// value of a variable wins).
+func yolopProcEnv(t *testing.T, env []string, cfg, dir, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), exe, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "YOLOP_TEST_CLI=1", "YOLOP_CONFIG_DIR="+cfg, "NO_COLOR=1")
+	cmd.Env = append(append(os.Environ(), "YOLOP_TEST_CLI=1", "YOLOP_CONFIG_DIR="+cfg, "NO_COLOR=1"), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb syncBuf
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"yolop.dev/internal/launchertest"
 )
 
 // TestMain lets the test binary stand in for the yolop binary: the demo
@@ -22,7 +24,11 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	pinGoCaches()
-	goleak.VerifyTestMain(m)
+	done := launchertest.Use()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		done()
+		os.Exit(code)
+	}))
 }
 
 // pinGoCaches sets GOCACHE, GOMODCACHE and GOPATH to what they are now,

@@ -104,7 +104,10 @@ func TestSandboxConfinesAndWideningNeedsConsent(t *testing.T) {
 		}
 	}
 	session := func() string {
-		out, errOut, code := yolopProc(t, cfg, work, "/call probe {}\n/quit\n", "session", "--workspace", work)
+		// The sessions start the server through the host binary itself,
+		// the launcher a yolop with nothing beside it uses (the other
+		// tests use the small launcher, launchertest).
+		out, errOut, code := yolopProcEnv(t, []string{confine.LauncherEnv + "="}, cfg, work, "/call probe {}\n/quit\n", "session", "--workspace", work)
 		if code != 0 {
 			t.Fatalf("session: exit %d\n%s\n%s", code, out, errOut)
 		}

@@ -13,10 +13,15 @@ import (
 	"yolop.dev/doctor"
 	"yolop.dev/harness"
 	"yolop.dev/harness/manager"
+	"yolop.dev/internal/launchertest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	done := launchertest.Use()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		done()
+		os.Exit(code)
+	}))
 }
 
 // debianRegistry is where Debian's librust-*-dev packages put crate

@@ -30,7 +30,8 @@ const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // least any host can do); transport is this transport's Start
 // (environment, binary lookup, PID namespace, stderr capture) with the
 // same line by hand, also under a sandbox (the confine launcher's re-exec
-// and Landlock) and without the PID namespace; session is
+// and Landlock) with three launchers (this test binary, the yolop binary,
+// the small yolop-sandbox) and without the PID namespace; session is
 // host.NewSession with one eager extension and Start, which returns once
 // the handshake is done (initialize, the clamp, initialized, the first
 // prompt contribution). Run it with
@@ -48,6 +49,18 @@ func BenchmarkSpawnReady(b *testing.B) {
 	// TMPDIR.
 	sandboxed := spec
 	sandboxed.Sandbox = &core.Confinement{Paths: []core.ConfinedPath{{Path: filepath.Dir(bin)}}}
+	// The launcher a user's yolop uses: the yolop binary itself, which
+	// first initialises every package it links, or the small yolop-sandbox
+	// beside it.
+	yolopBin := filepath.Join(b.TempDir(), "yolop")
+	small := filepath.Join(b.TempDir(), "yolop-sandbox")
+	for _, build := range [][2]string{{yolopBin, "yolop.dev/cmd/yolop"}, {small, "yolop.dev/transport/stdio/confine/cmd/yolop-sandbox"}} {
+		if out, err := exec.Command("go", "build", "-o", build[0], build[1]).CombinedOutput(); err != nil {
+			b.Fatalf("building %s: %v\n%s", build[1], err, out)
+		}
+	}
+	viaYolop := stdio.New(stdio.Options{Launcher: yolopBin})
+	viaSmall := stdio.New(stdio.Options{Launcher: small})
 	grant := host.Grant{
 		Name: "echo", ProtocolVersion: "1.0", Server: spec,
 		Tools:  []host.ToolGrant{{Name: "echo"}, {Name: "count", Streaming: true}},
@@ -73,6 +86,8 @@ func BenchmarkSpawnReady(b *testing.B) {
 		}},
 		{"transport", func(b *testing.B) (time.Duration, func()) { return byHand(b, tr, spec) }},
 		{"transport-sandboxed", func(b *testing.B) (time.Duration, func()) { return byHand(b, tr, sandboxed) }},
+		{"sandboxed-via-yolop", func(b *testing.B) (time.Duration, func()) { return byHand(b, viaYolop, sandboxed) }},
+		{"sandboxed-via-small", func(b *testing.B) (time.Duration, func()) { return byHand(b, viaSmall, sandboxed) }},
 		{"transport-nopidns", func(b *testing.B) (time.Duration, func()) {
 			defer stdio.SetPIDNamespaceModeForTest("off")()
 			return byHand(b, tr, spec)

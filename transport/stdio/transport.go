@@ -59,7 +59,9 @@ type Options struct {
 	// Launcher is the binary that starts a server confined by
 	// core.ServerSpec.Sandbox: a program that links package confine,
 	// which makes it a launcher when re-executed as one. Empty means
-	// os.Executable(), which links it through this package.
+	// confine.LauncherPath's choice: $YOLOP_SANDBOX_LAUNCHER, else
+	// yolop-sandbox beside os.Executable(), else os.Executable(), which
+	// links it through this package.
 	Launcher string
 }
 

@@ -401,6 +401,42 @@ func TestChildrenInheritTheRules(t *testing.T) {
 	})
 }
 
+// TestSmallLauncher: the small launcher, yolop-sandbox, named by
+// $YOLOP_SANDBOX_LAUNCHER, confines a server as the host's own binary
+// does: the same forbidden operations fail and the declared ones work.
+func TestSmallLauncher(t *testing.T) {
+	requireLandlock(t)
+	small := filepath.Join(t.TempDir(), confine.SmallLauncher)
+	if out, err := exec.Command("go", "build", "-o", small, "yolop.dev/transport/stdio/confine/cmd/yolop-sandbox").CombinedOutput(); err != nil {
+		t.Fatalf("build yolop-sandbox: %v\n%s", err, out)
+	}
+	t.Setenv(confine.LauncherEnv, small)
+	w := newWorld(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc, err := confine.Launch{Program: exe, Args: []string{exe}, Sandbox: w.sandbox(false)}.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc.Close()
+	if lc.Path != small {
+		t.Fatalf("launcher = %s, want %s from %s", lc.Path, small, confine.LauncherEnv)
+	}
+	ask := start(t, exe, []string{exe}, w.sandbox(false), append(hostEnv(), serverEnv+"=go"))
+	expect(t, ask, w.cases())
+	results, err := confine.Probe(context.Background(), w.sandbox(false), confine.ProbeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if !r.OK() {
+			t.Errorf("probe through the small launcher: %s", r)
+		}
+	}
+}
+
 // TestLauncherWithoutInitIsRefused: a launcher binary that does not link
 // this package (so never runs Init) is not run as a server: the start
 // fails and says why.

@@ -67,13 +67,59 @@ func launcherPlan() (p plan, fail func(format string, args ...any), ok bool) {
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		fail("sandbox launcher: bad plan: %v", err)
 	}
+	if p.Format != planFormat {
+		fail("the sandbox launcher %s reads plan format %d, and the host wrote format %d: it was built from another version of yolop; rebuild it from the host's source (or remove it to use the host's own binary)", os.Args[0], planFormat, p.Format)
+	}
 	return p, fail, true
+}
+
+// LauncherEnv names the environment variable that points at the launcher
+// to use when none is given: an absolute path to a binary that links this
+// package, built from the same source as the host.
+const LauncherEnv = "YOLOP_SANDBOX_LAUNCHER"
+
+// SmallLauncher is the name of the small launcher binary (built from
+// yolop.dev/transport/stdio/confine/cmd/yolop-sandbox) that is used when it
+// lies beside the host's executable.
+const SmallLauncher = "yolop-sandbox"
+
+// LauncherPath returns the launcher for a confined start: explicit when it
+// is set, else $YOLOP_SANDBOX_LAUNCHER, else yolop-sandbox beside this
+// executable, else this executable. Every start of a launcher runs the
+// initialisation of every package its binary links before this package's
+// runs, so a small launcher starts a confined server sooner than a large
+// host re-executed (docs/performance.md).
+func LauncherPath(explicit string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if v := os.Getenv(LauncherEnv); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", fmt.Errorf("confine: %s=%q: the sandbox launcher must be an absolute path", LauncherEnv, v)
+		}
+		return v, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("confine: find the launcher (this executable): %w", err)
+	}
+	return besideOrSelf(exe), nil
+}
+
+// besideOrSelf returns the small launcher beside exe when there is one
+// (a regular, executable file), else exe.
+func besideOrSelf(exe string) string {
+	small := filepath.Join(filepath.Dir(exe), SmallLauncher)
+	if st, err := os.Stat(small); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 && small != exe {
+		return small
+	}
+	return exe
 }
 
 // A Launch describes one confined start.
 type Launch struct {
 	// Launcher is a binary that links this package (so [Init] runs in
-	// it). Empty means os.Executable().
+	// it). Empty means [LauncherPath]'s choice.
 	Launcher string
 	// Program is the absolute path of the server's executable, Args its
 	// argv (Args[0] included) and Env its environment.
@@ -132,13 +178,9 @@ func (l Launch) Command() (*Command, error) {
 }
 
 func (l Launch) command(p plan) (*Command, error) {
-	launcher := l.Launcher
-	if launcher == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("confine: find the launcher (this executable): %w", err)
-		}
-		launcher = exe
+	launcher, err := LauncherPath(l.Launcher)
+	if err != nil {
+		return nil, err
 	}
 	raw, err := json.Marshal(p)
 	if err != nil {

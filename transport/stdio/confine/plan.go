@@ -16,6 +16,10 @@ import (
 // expanded into paths, and the program to exec under them. It travels as
 // JSON in [planEnv], which the launcher removes before the exec.
 type plan struct {
+	// Format is [planFormat] of the host that wrote the plan; a launcher
+	// refuses any other, so one built from other source (a stale
+	// yolop-sandbox beside a newer yolop) never misreads the rules.
+	Format  int      `json:"format"`
 	Program string   `json:"program"`
 	Args    []string `json:"args"`
 	// ABI is the highest Landlock ABI the launcher asks the kernel for
@@ -33,6 +37,10 @@ type plan struct {
 	// instead of exec'ing Program.
 	Probe *probePlan `json:"probe,omitempty"`
 }
+
+// planFormat numbers the plan's layout and meaning. Bump it with every
+// change to [plan] or to how a launcher applies it.
+const planFormat = 1
 
 // The system directories every confined server may read: the dynamic
 // loader's libraries, the interpreters' standard libraries, and /etc for
@@ -60,7 +68,7 @@ func isSystem(path string) bool {
 // absolute path) run with args, whose environment's PATH is pathEnv, with
 // tmpDir as its private temporary directory ("" for none).
 func buildPlan(c *core.Confinement, program string, args []string, pathEnv, tmpDir string) plan {
-	p := plan{Program: program, Args: args, ABI: KernelABI()}
+	p := plan{Format: planFormat, Program: program, Args: args, ABI: KernelABI()}
 	p.Read = append(p.Read, systemReadOnly...)
 	p.Write = append(p.Write, systemReadWrite...)
 	if c.Exec {

@@ -74,7 +74,7 @@ func (r ProbeResult) String() string {
 // ProbeOptions configure [Probe].
 type ProbeOptions struct {
 	// Launcher is the binary that calls [Init]; empty means
-	// os.Executable().
+	// [LauncherPath]'s choice.
 	Launcher string
 	// Env is the probe process's environment (its PATH finds exec
 	// probes); nil means PATH=/usr/bin:/bin.
@@ -175,15 +175,13 @@ func Probe(ctx context.Context, c *core.Confinement, opts ProbeOptions) ([]Probe
 		try("bind a declared port", "bind", strconv.Itoa(int(port)), false)
 	}
 
-	self := opts.Launcher
-	if self == "" {
-		if self, err = os.Executable(); err != nil {
-			return nil, err
-		}
+	self, err := LauncherPath(opts.Launcher)
+	if err != nil {
+		return nil, err
 	}
 	p := buildPlan(c, self, []string{self}, envValue(env, "PATH"), tmp)
 	p.Probe = &probePlan{Ops: ops}
-	cmd, err := Launch{Launcher: opts.Launcher, Env: env}.command(p)
+	cmd, err := Launch{Launcher: self, Env: env}.command(p)
 	if err != nil {
 		return nil, err
 	}

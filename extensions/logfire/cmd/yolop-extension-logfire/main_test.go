@@ -24,6 +24,7 @@ import (
 	"yolop.dev/core/yep"
 	"yolop.dev/extensions/logfire"
 	"yolop.dev/extensions/logfire/otlptest"
+	"yolop.dev/internal/launchertest"
 	"yolop.dev/packaging"
 	"yolop.dev/packaging/hostgrant"
 	"yolop.dev/transport/stdio"
@@ -56,7 +57,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	done := launchertest.Use()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		done()
+		os.Exit(code)
+	}))
 }
 
 // wait bounds every wait: a guard against a hang, never a measurement.

@@ -20,6 +20,7 @@ import (
 	"yolop.dev/core/yep"
 	"yolop.dev/extensions/lsp/internal/lsptest"
 	"yolop.dev/extensions/lsp/internal/manager"
+	"yolop.dev/internal/launchertest"
 	"yolop.dev/packaging"
 )
 
@@ -31,7 +32,11 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), nil, nil, nil, os.Stderr))
 	}
 	lsptest.PutGoplsOnPath()
-	goleak.VerifyTestMain(m)
+	done := launchertest.Use()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		done()
+		os.Exit(code)
+	}))
 }
 
 // host is a test host speaking YEP to a spawned extension process.
