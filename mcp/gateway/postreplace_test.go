@@ -3,10 +3,10 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -73,11 +73,15 @@ func TestGatewayServesOnlyTheReplacedResult(t *testing.T) {
 
 	var mu sync.Mutex
 	var progress []string
+	halfWay := make(chan struct{})
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 			mu.Lock()
 			progress = append(progress, r.Params.Message)
 			mu.Unlock()
+			if r.Params.Message == "half way" {
+				close(halfWay)
+			}
 		}}).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -92,11 +96,19 @@ func TestGatewayServesOnlyTheReplacedResult(t *testing.T) {
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Contains(progress, "half way") {
+	// The client handles notifications in the order they arrive, on its
+	// own goroutine, and may do so after CallTool has returned: wait for
+	// the progress the tool sent after its update. (The guard only turns
+	// a hang into a failure.)
+	select {
+	case <-halfWay:
+	case <-time.After(time.Minute):
+		mu.Lock()
+		defer mu.Unlock()
 		t.Fatalf("progress = %q; want the tool's progress passed on (so the route was there to leak through)", progress)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	for _, m := range progress {
 		if strings.Contains(m, "ORIGINAL-4711") {
 			t.Fatalf("a progress notification carried the original result: %q (all: %q)", m, progress)
