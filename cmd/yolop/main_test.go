@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,9 @@ func TestMain(m *testing.M) {
 	done := launchertest.Use()
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		done()
+		if echoServerDir != "" {
+			os.RemoveAll(echoServerDir)
+		}
 		os.Exit(code)
 	}))
 }
@@ -128,24 +132,53 @@ func withWrapperSandbox(t testing.TB, b []byte, rw ...string) []byte {
 	return out
 }
 
+// echoServerDir holds the echo example built once for [echoPackage]; the
+// TestMain removes it.
+var echoServerDir string
+
+// echoServer builds the echo example (yolop.dev/core/examples/echo, the
+// same echoext the demo's serve-echo runs) once, without -race: this
+// -race test binary as the server starts many times slower, and the
+// session tests spawn it often.
+var echoServer = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "yolop-echo-")
+	if err != nil {
+		return "", err
+	}
+	echoServerDir = dir
+	bin := filepath.Join(dir, "yolop-extension-echo")
+	if out, err := exec.Command("go", "build", "-o", bin, "yolop.dev/core/examples/echo").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the echo example: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
 // echoPackage writes an echo package whose bin/ holds a wrapper that runs
-// this test binary as the echo server; it returns the package dir.
+// the echo example built once ([echoServer]); it returns the package dir.
 func echoPackage(t *testing.T) string {
 	t.Helper()
+	bin, err := echoServer()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	manifest, err := os.ReadFile("demo/plugin.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), withWrapperSandbox(t, manifest), 0o644); err != nil {
+	var m map[string]any
+	if err := json.Unmarshal(manifest, &m); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
+	sb := wrapperSandbox(t)
+	sb["fs"] = append(sb["fs"].([]any), map[string]any{"path": bin, "access": "ro"})
+	m["yolop"].(map[string]any)["sandbox"] = sb
+	manifest, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), manifest, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
-	script := "#!/bin/sh\nexec '" + exe + "' serve-echo \"$@\"\n"
+	script := "#!/bin/sh\nexec '" + bin + "' \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "bin", "yolop-extension-echo"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
