@@ -19,7 +19,8 @@ const GroupSandbox = "sandbox"
 // them), each declared path and port must work. A probe that does not
 // match the rules fails the run where the rules are enforced in full; where
 // this machine enforces only part (or none) of them, the status check says
-// so and such a probe is a warning. A grant with no sandbox (WASM, or
+// so and such a probe is a warning. A check names the launcher servers
+// start through. A grant with no sandbox (WASM, or
 // turned off) has no sandbox checks.
 func (d *run) checkSandbox(ctx context.Context) {
 	c := core.ExpandSandbox(d.g.Server.Sandbox, d.opts.Workspace)
@@ -32,6 +33,12 @@ func (d *run) checkSandbox(ctx context.Context) {
 		st = Warn
 	}
 	d.r.add(GroupSandbox, "status", st, "%s (rules from %s)", rep.String(), originText(c.Origin))
+	note, err := confine.LauncherNote()
+	if err != nil {
+		d.r.add(GroupSandbox, "launcher", Fail, "%v", err)
+		return
+	}
+	d.r.add(GroupSandbox, "launcher", Pass, "%s", note)
 	results, err := confine.Probe(ctx, c, confine.ProbeOptions{})
 	if err != nil {
 		d.r.add(GroupSandbox, "probe", Fail, "the sandbox could not be probed: %v", err)

@@ -1,6 +1,7 @@
 package doctor_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -14,13 +15,17 @@ import (
 func TestRunProbesTheSandbox(t *testing.T) {
 	rep := runDoctor(t, echoPackageT(t), doctor.Options{})
 	var kinds []string
-	var status *doctor.Check
+	var status, launcher *doctor.Check
 	for i, c := range rep.Checks {
 		if c.Group != doctor.GroupSandbox {
 			continue
 		}
-		if c.Name == "status" {
+		switch c.Name {
+		case "status":
 			status = &rep.Checks[i]
+			continue
+		case "launcher":
+			launcher = &rep.Checks[i]
 			continue
 		}
 		kinds = append(kinds, c.Name)
@@ -30,6 +35,15 @@ func TestRunProbesTheSandbox(t *testing.T) {
 	}
 	if status == nil || !strings.Contains(status.Detail, "rules from the default") {
 		t.Fatalf("no sandbox status check:\n%+v", rep.Checks)
+	}
+	// The launcher this test binary's servers start through: the small
+	// one launchertest built, else the test binary itself.
+	want := os.Getenv(confine.LauncherEnv)
+	if want == "" {
+		want = "this binary"
+	}
+	if launcher == nil || !strings.Contains(launcher.Detail, want) {
+		t.Fatalf("the launcher check does not name %q: %+v", want, launcher)
 	}
 	for _, c := range rep.Checks {
 		if c.Group == doctor.GroupSandbox {

@@ -106,6 +106,20 @@ func LauncherPath(explicit string) (string, error) {
 	return besideOrSelf(exe), nil
 }
 
+// LauncherNote says which launcher [LauncherPath] chooses when none is
+// given and, when it is this executable, how to start confined servers
+// sooner.
+func LauncherNote() (string, error) {
+	l, err := LauncherPath("")
+	if err != nil {
+		return "", err
+	}
+	if exe, _ := os.Executable(); l != exe {
+		return fmt.Sprintf("confined servers start through %s", l), nil
+	}
+	return fmt.Sprintf("confined servers start through this binary (%s), which first initialises every package it links; %s beside it starts them sooner (docs/security.md)", l, SmallLauncher), nil
+}
+
 // besideOrSelf returns the small launcher beside exe when there is one
 // (a regular, executable file), else exe.
 func besideOrSelf(exe string) string {

@@ -43,6 +43,13 @@ func TestLauncherEnv(t *testing.T) {
 	if got, _ := LauncherPath("/usr/bin/host"); got != "/usr/bin/host" {
 		t.Fatalf("an explicit launcher lost to the environment: %q", got)
 	}
+	if note, err := LauncherNote(); err != nil || !strings.Contains(note, "through /opt/yolop/yolop-sandbox") {
+		t.Fatalf("LauncherNote with %s set = %q, %v", LauncherEnv, note, err)
+	}
+	t.Setenv(LauncherEnv, "")
+	if note, err := LauncherNote(); err != nil || !strings.Contains(note, "through this binary") || !strings.Contains(note, SmallLauncher+" beside it") {
+		t.Fatalf("LauncherNote for the host as its own launcher = %q, %v", note, err)
+	}
 	t.Setenv(LauncherEnv, "yolop-sandbox")
 	if _, err := LauncherPath(""); err == nil || !strings.Contains(err.Error(), "absolute") || !strings.Contains(err.Error(), LauncherEnv) {
 		t.Fatalf("a relative %s: %v, want an error naming it", LauncherEnv, err)
