@@ -472,6 +472,19 @@ type Session struct {
 	extra     []host.Grant
 	rec       *recording
 	policy    sessionPolicy
+	keptOff   []manager.KeptOff
+}
+
+// KeptOff returns, as status bar entries, the enabled extensions the
+// session did not start: "blocked" by a critical registry advisory, or
+// "off" because they cannot load, each with its reason (the session's
+// start warnings say the same at length).
+func (s *Session) KeptOff() []ExtensionStatus {
+	out := make([]ExtensionStatus, 0, len(s.keptOff))
+	for _, k := range s.keptOff {
+		out = append(out, ExtensionStatus{Name: oneLine(k.Name), Health: k.State, Reason: oneLine(k.Reason)})
+	}
+	return out
 }
 
 // Local returns the grants the session runs in place, by name:
@@ -549,17 +562,19 @@ func (s *Session) Close() {
 // until Start.
 func (h *Harness) NewSession(ctx context.Context, o SessionOptions) (*Session, []string) {
 	var warnings []string
+	var keptOff []manager.KeptOff
 	grants := append([]host.Grant(nil), o.Extra...)
 	if !o.NoEnabled {
-		enabled, warns := h.mgr.Grants(ctx)
+		enabled, warns, kept := h.mgr.Grants(ctx)
 		warnings = append(warnings, warns...)
 		grants = append(grants, enabled...)
+		keptOff = kept
 	}
 	toolTimeout, err := h.settings.ToolTimeout(ctx)
 	if err != nil {
 		warnings = append(warnings, err.Error()+"; using each tool's own timeout")
 	}
-	s := &Session{h: h, stopWatch: func() {}, extra: slices.Clone(o.Extra)}
+	s := &Session{h: h, stopWatch: func() {}, extra: slices.Clone(o.Extra), keptOff: keptOff}
 	if err := s.policy.load(ctx, h.settings); err != nil {
 		warnings = append(warnings, err.Error())
 	}

@@ -41,6 +41,7 @@ type StatusBoard struct {
 	used    int
 	running int
 	exts    []ExtensionStatus
+	kept    []ExtensionStatus
 	mcp     func() []MCPState
 }
 
@@ -52,7 +53,8 @@ type MCPState struct{ Name, State string }
 type ExtensionStatus struct {
 	Name string
 	// Health is the extension's [host.State] (ready, idle, starting,
-	// crashed, degraded, off), except that a ready extension whose last
+	// crashed, degraded, off), "blocked" or "off" for an enabled
+	// extension the session did not start ([Session.KeptOff]), except that a ready extension whose last
 	// handshake the clamp narrowed (it served something beyond its
 	// approved manifest, see [host.Stats].Refusals) is "refused": it
 	// runs, with less than it asked for.
@@ -107,6 +109,15 @@ func (b *StatusBoard) SetMCP(f func() []MCPState) {
 	b.mcp = f
 }
 
+// SetKeptOff sets the enabled extensions the session did not start
+// ([Session.KeptOff]), shown after the session's own, unless one of the
+// same name runs in the session by then.
+func (b *StatusBoard) SetKeptOff(kept []ExtensionStatus) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.kept = slices.Clone(kept)
+}
+
 // SetModel changes the model shown and its context window (after the
 // user switched models); the context used so far is kept until the next
 // llm.generation. It does not call onChange: the caller knows.
@@ -122,6 +133,11 @@ func (b *StatusBoard) Snapshot() StatusSnapshot {
 	snap := StatusSnapshot{
 		Model: b.model, ContextUsed: b.used, ContextWindow: b.window,
 		Extensions: slices.Clone(b.exts), Running: b.running,
+	}
+	for _, k := range b.kept {
+		if !slices.ContainsFunc(b.exts, func(e ExtensionStatus) bool { return e.Name == k.Name }) {
+			snap.Extensions = append(snap.Extensions, k)
+		}
 	}
 	mcp := b.mcp
 	b.mu.Unlock()

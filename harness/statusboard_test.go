@@ -18,6 +18,7 @@ import (
 	"yolop.dev/core/yep"
 	"yolop.dev/harness"
 	"yolop.dev/harness/internal/echotest"
+	"yolop.dev/harness/settings"
 )
 
 // boardSession starts a session over grants alone (no enabled
@@ -341,4 +342,43 @@ func cols(s string) int {
 		}
 	}
 	return n
+}
+
+// An enabled extension the session did not start (here one that is not
+// installed) is in Session.KeptOff with its reason, and on the board after
+// the session's own extensions once SetKeptOff gives it; a kept-off entry
+// whose name runs in the session is not shown twice.
+func TestStatusBoardKeptOff(t *testing.T) {
+	ctx := context.Background()
+	cfg := t.TempDir()
+	if _, err := settings.New(cfg).Enable(ctx, "ghost"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := harness.Open(ctx, harness.Options{ConfigDir: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, echo, _, err := harness.InPlace(echotest.Package(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, warns := h.NewSession(ctx, harness.SessionOptions{Extra: []host.Grant{echo}, NoBuiltins: true, WorkspaceRoot: t.TempDir()})
+	t.Cleanup(s.Close)
+	kept := s.KeptOff()
+	if len(kept) != 1 || kept[0].Name != "ghost" || kept[0].Health != "off" || !strings.Contains(kept[0].Reason, "not installed") {
+		t.Fatalf("KeptOff = %+v (warnings %q), want ghost off: not installed", kept, warns)
+	}
+	b, _, _ := watchedBoard(t, s.Session, "", 0)
+	b.SetKeptOff(append(kept, harness.ExtensionStatus{Name: "echo", Health: "blocked", Reason: "not this one"}))
+	snap := b.Snapshot()
+	var names []string
+	for _, e := range snap.Extensions {
+		names = append(names, e.Name+" "+e.Health)
+	}
+	if strings.Join(names, ",") != "echo idle,ghost off" {
+		t.Fatalf("board extensions = %v, want the session's echo then ghost off", names)
+	}
+	if line := snap.Line(200); !strings.Contains(line, "ghost off: ") || !strings.Contains(line, "not installed") {
+		t.Fatalf("line %q does not show ghost kept off with its reason", line)
+	}
 }

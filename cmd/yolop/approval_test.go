@@ -286,7 +286,7 @@ func BenchmarkSpawnVerified(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grants, warns := h.Manager().Grants(ctx)
+	grants, warns, _ := h.Manager().Grants(ctx)
 	if len(grants) != 1 || grants[0].Verify == nil {
 		b.Fatalf("grants = %+v, %v", grants, warns)
 	}

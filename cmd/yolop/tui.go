@@ -127,6 +127,7 @@ func (a *app) statusBoard(ctx context.Context, h *harness.Harness, s *harness.Se
 		window, _ = h.ModelContextWindow(ctx, s, c)
 	}
 	b := harness.NewStatusBoard(s.Session, model, window, onChange)
+	b.SetKeptOff(s.KeptOff())
 	if mcp != nil {
 		b.SetMCP(func() []harness.MCPState {
 			var out []harness.MCPState

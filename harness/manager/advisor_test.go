@@ -71,7 +71,7 @@ func writeSettings(t *testing.T, cfg, extra string) {
 }
 
 func grantNames(m *Manager) ([]string, string) {
-	gs, warns := m.Grants(context.Background())
+	gs, warns, _ := m.Grants(context.Background())
 	var names []string
 	for _, g := range gs {
 		names = append(names, g.Name)
@@ -113,6 +113,9 @@ func TestCriticalAdvisoryBlocksStartAndUpdate(t *testing.T) {
 	names, warns := grantNames(m)
 	if len(names) != 0 {
 		t.Fatalf("echo started despite a critical advisory: %v", names)
+	}
+	if _, _, kept := m.Grants(ctx); len(kept) != 1 || kept[0].Name != "echo" || kept[0].State != "blocked" || !strings.Contains(kept[0].Reason, "critical advisory YOLOP-2026-0001") {
+		t.Fatalf("kept off = %+v, want echo blocked by YOLOP-2026-0001", kept)
 	}
 	for _, want := range []string{"not starting enabled extension echo", "critical advisory YOLOP-2026-0001", "sends ~/.ssh away", `allow = ["echo:YOLOP-2026-0001"]`} {
 		if !strings.Contains(warns, want) {

@@ -540,17 +540,28 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	return err
 }
 
+// A KeptOff is an enabled extension [Manager.Grants] did not grant: State
+// is "blocked" (a critical registry advisory affects its installed
+// version) or "off" (it cannot load: not installed, tampered, malformed,
+// invalid config), and Reason says why.
+type KeptOff struct {
+	Name, State, Reason string
+}
+
 // Grants returns the grant of every enabled extension, in settings order.
 // An extension that cannot load — not installed, tampered, malformed,
-// invalid config — is skipped with a warning, never an error; so is a
-// malformed settings.toml.
-func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
+// invalid config — or that a critical advisory blocks is skipped with a
+// warning and listed in kept, never an error; a malformed settings.toml
+// is a warning too.
+func (m *Manager) Grants(ctx context.Context) (gs []host.Grant, warns []string, kept []KeptOff) {
 	ents, err := m.o.Settings.Extensions(ctx)
 	if err != nil {
-		return nil, []string{fmt.Sprintf("no extensions loaded: %v", err)}
+		return nil, []string{fmt.Sprintf("no extensions loaded: %v", err)}, nil
 	}
-	var gs []host.Grant
-	var warns []string
+	skip := func(name string, err error) {
+		warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", name, err))
+		kept = append(kept, KeptOff{Name: name, State: "off", Reason: err.Error()})
+	}
 	for _, e := range ents {
 		if !e.Enabled {
 			continue
@@ -560,18 +571,19 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 			err = v.Manifest.CheckEngines(m.o.HostVersion)
 		}
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
+			skip(e.Name, err)
 			continue
 		}
 		if st := m.entryAdvisories(ctx, &v.Entry); st.Blocked() {
 			warns = append(warns, fmt.Sprintf("not starting enabled extension %s: %s", e.Name, st.Reason(e.Name)))
+			kept = append(kept, KeptOff{Name: e.Name, State: "blocked", Reason: st.Reason(e.Name)})
 			continue
 		} else if len(st.Warnings)+len(st.Allowed) > 0 || st.Unchecked != "" {
 			warns = append(warns, st.Lines(e.Name)...)
 		}
 		g, gw, err := m.Grant(ctx, v.Manifest)
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("skipping enabled extension %s: %v", e.Name, err))
+			skip(e.Name, err)
 			continue
 		}
 		g.Verify = v.Verifier.Check            // again before every spawn
@@ -581,7 +593,7 @@ func (m *Manager) Grants(ctx context.Context) ([]host.Grant, []string) {
 		}
 		gs = append(gs, g)
 	}
-	return gs, warns
+	return gs, warns, kept
 }
 
 // Grant is the one way from an approved manifest to the grant a session

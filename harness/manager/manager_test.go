@@ -106,21 +106,24 @@ func TestGrantsSkipWithWarnings(t *testing.T) {
 	if _, err := m.Enable(ctx, "demo"); err != nil {
 		t.Fatal(err)
 	}
-	gs, warns := m.Grants(ctx)
+	gs, warns, kept := m.Grants(ctx)
 	if len(gs) != 1 || gs[0].Name != "demo" || gs[0].Config != nil {
 		t.Fatalf("grants = %+v", gs)
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0], "ghost") || !strings.Contains(warns[0], "not installed") {
 		t.Fatalf("warnings = %q", warns)
 	}
+	if len(kept) != 1 || kept[0].Name != "ghost" || kept[0].State != "off" || !strings.Contains(kept[0].Reason, "not installed") {
+		t.Fatalf("kept off = %+v, want ghost off: not installed", kept)
+	}
 	// Config from settings reaches the grant, validated.
 	s.SetCapabilityConfig(ctx, "demo", map[string]any{"level": int64(3)})
-	gs, _ = m.Grants(ctx)
+	gs, _, _ = m.Grants(ctx)
 	if len(gs) != 1 || string(gs[0].Config) != `{"level":3}` {
 		t.Fatalf("grant config = %s", gs[0].Config)
 	}
 	s.SetCapabilityConfig(ctx, "demo", map[string]any{"level": "high"})
-	gs, warns = m.Grants(ctx)
+	gs, warns, _ = m.Grants(ctx)
 	if len(gs) != 0 || !strings.Contains(strings.Join(warns, "\n"), "invalid config: level: got string, want integer") || !strings.Contains(strings.Join(warns, "\n"), "settings.toml is fixed") {
 		t.Fatalf("invalid config: grants %+v, warnings %q", gs, warns)
 	}
@@ -174,7 +177,7 @@ func TestGrantsGoThroughTheResolver(t *testing.T) {
 	if err != nil || string(g.Config) != `{"level":7}` || g.Server.Env["DEMO_TOKEN"] != "t0k" || g.Verify == nil {
 		t.Fatalf("enable grant = %+v, %v", g, err)
 	}
-	gs, warns := m.Grants(ctx)
+	gs, warns, _ := m.Grants(ctx)
 	if len(gs) != 1 || len(warns) != 0 || strings.Contains(string(gs[0].Config), "t0k") {
 		t.Fatalf("grants %+v, warnings %q", gs, warns)
 	}
@@ -215,7 +218,7 @@ func TestEnginesAreEnforced(t *testing.T) {
 	if _, err := other.Enable(ctx, "demo"); err != nil {
 		t.Fatal(err)
 	}
-	gs, warns := newer.Grants(ctx)
+	gs, warns, _ := newer.Grants(ctx)
 	if len(gs) != 0 || len(warns) != 1 || !strings.Contains(warns[0], "needs yolop >=9.0") {
 		t.Fatalf("grants %d, warnings %q", len(gs), warns)
 	}

@@ -38,13 +38,13 @@ func TestSandboxWideningReasks(t *testing.T) {
 		!strings.Contains(asked[0].Text, "Sandbox on this machine: unsandboxed (kernel has no Landlock); rules from the manifest") {
 		t.Fatalf("fresh install proposal:\n%v", asked)
 	}
-	gs, _ := m.Grants(ctx)
+	gs, _, _ := m.Grants(ctx)
 	if len(gs) != 1 || gs[0].Server.Sandbox == nil || gs[0].Server.Sandbox.Exec {
 		t.Fatalf("grants = %+v", gs)
 	}
 
 	write(t, pkg, strings.Replace(boxed, "%s", `,"exec":true,"net":{"connect":[22]}`, 1))
-	gs, warns := m.Grants(ctx)
+	gs, warns, _ := m.Grants(ctx)
 	if len(gs) != 0 || len(warns) != 1 || !strings.Contains(warns[0], "sandbox: may run other programs") {
 		t.Fatalf("a widened live manifest must keep the extension off: %v %v", gs, warns)
 	}
@@ -59,7 +59,7 @@ func TestSandboxWideningReasks(t *testing.T) {
 	if _, err := m.Update(ctx, "demo", consent); err != nil {
 		t.Fatal(err)
 	}
-	gs, _ = m.Grants(ctx)
+	gs, _, _ = m.Grants(ctx)
 	if len(gs) != 1 || !gs[0].Server.Sandbox.Exec || len(gs[0].Server.Sandbox.Connect) != 1 {
 		t.Fatalf("after re-consent: %+v", gs)
 	}
@@ -72,7 +72,7 @@ func TestSandboxWideningReasks(t *testing.T) {
 
 	// refuse_unsandboxed keeps it off on a machine without Landlock.
 	os.WriteFile(filepath.Join(cfg, settings.FileName), append(mustRead(t, filepath.Join(cfg, settings.FileName)), []byte("\n[sandbox]\nrefuse_unsandboxed = true\n")...), 0o644)
-	gs, warns = m.Grants(ctx)
+	gs, warns, _ = m.Grants(ctx)
 	if len(gs) != 0 || len(warns) != 1 || !strings.Contains(warns[0], "demo is not started: its sandbox would be unsandboxed (kernel has no Landlock)") {
 		t.Fatalf("refuse_unsandboxed: %v %v", gs, warns)
 	}

@@ -47,7 +47,7 @@ func TestNewSkillOfAPathSourceNeedsApproval(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Health != packaging.ErrManifestChanged.Error() {
 		t.Fatalf("List = %+v, %v; want health %q", list, err, packaging.ErrManifestChanged)
 	}
-	gs, warns := m.Grants(ctx)
+	gs, warns, _ := m.Grants(ctx)
 	if len(gs) != 0 || !strings.Contains(strings.Join(warns, "\n"), "new skill exfil") {
 		t.Errorf("Grants = %d grants, warnings %q; want demo skipped, naming the new skill", len(gs), warns)
 	}
@@ -63,7 +63,7 @@ func TestNewSkillOfAPathSourceNeedsApproval(t *testing.T) {
 	if _, err := m.Update(ctx, "demo", accept); err != nil {
 		t.Fatal(err)
 	}
-	gs, warns = m.Grants(ctx)
+	gs, warns, _ = m.Grants(ctx)
 	if len(gs) != 1 || len(gs[0].Skills) != 2 {
 		t.Fatalf("after approval: %d grants (%+v), warnings %q; want demo with both skills", len(gs), gs, warns)
 	}
