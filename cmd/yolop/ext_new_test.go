@@ -15,7 +15,7 @@ import (
 	"yolop.dev/core/skill"
 )
 
-// yolopProc runs this test binary as the yolop binary (TestMain), with
+// yolopProc runs the yolop binary (built once, see yolopProcEnv), with
 // its own config directory, in dir, and returns stdout, stderr and the
 // exit code. A subprocess rather than cli: parallel subtests cannot each
 // set YOLOP_CONFIG_DIR in-process.
@@ -25,16 +25,17 @@ func yolopProc(t *testing.T, cfg, dir, stdin string, args ...string) (string, st
 }
 
 // yolopProcEnv is yolopProc with env added to the environment (a later
-// value of a variable wins).
+// value of a variable wins). It runs the yolop binary [built] from this
+// package (the in-process tests run the same code under -race).
 func yolopProcEnv(t *testing.T, env []string, cfg, dir, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	exe, err := os.Executable()
+	exe, err := built("yolop.dev/cmd/yolop")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), exe, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "YOLOP_TEST_CLI=1", "YOLOP_CONFIG_DIR="+cfg, "NO_COLOR=1"), env...)
+	cmd.Env = append(append(os.Environ(), "YOLOP_CONFIG_DIR="+cfg, "NO_COLOR=1"), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb syncBuf
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -26,11 +26,15 @@ func TestMain(m *testing.M) {
 	}
 	pinGoCaches()
 	done := launchertest.Use()
+	dir, err := os.MkdirTemp("", "yolop-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	builtDir = dir
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		done()
-		if echoServerDir != "" {
-			os.RemoveAll(echoServerDir)
-		}
+		os.RemoveAll(builtDir)
 		os.Exit(code)
 	}))
 }
@@ -132,26 +136,37 @@ func withWrapperSandbox(t testing.TB, b []byte, rw ...string) []byte {
 	return out
 }
 
-// echoServerDir holds the echo example built once for [echoPackage]; the
-// TestMain removes it.
-var echoServerDir string
+// builtDir holds the binaries [built] builds; TestMain makes and removes it.
+var builtDir string
 
-// echoServer builds the echo example (yolop.dev/core/examples/echo, the
-// same echoext the demo's serve-echo runs) once, without -race: this
-// -race test binary as the server starts many times slower, and the
-// session tests spawn it often.
-var echoServer = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "yolop-echo-")
-	if err != nil {
-		return "", err
+var (
+	builtMu   sync.Mutex
+	builtBins = map[string]func() (string, error){}
+)
+
+// built builds the Go package pkg once per test binary, without -race,
+// into builtDir, and returns the binary's path. A program these tests run
+// many times starts far sooner so than as this -race test binary.
+func built(pkg string) (string, error) {
+	builtMu.Lock()
+	f, ok := builtBins[pkg]
+	if !ok {
+		f = sync.OnceValues(func() (string, error) {
+			bin := filepath.Join(builtDir, filepath.Base(pkg))
+			if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+				return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+			}
+			return bin, nil
+		})
+		builtBins[pkg] = f
 	}
-	echoServerDir = dir
-	bin := filepath.Join(dir, "yolop-extension-echo")
-	if out, err := exec.Command("go", "build", "-o", bin, "yolop.dev/core/examples/echo").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the echo example: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+	builtMu.Unlock()
+	return f()
+}
+
+// echoServer is the echo example (yolop.dev/core/examples/echo, the same
+// echoext the demo's serve-echo runs), [built] once.
+func echoServer() (string, error) { return built("yolop.dev/core/examples/echo") }
 
 // echoPackage writes an echo package whose bin/ holds a wrapper that runs
 // the echo example built once ([echoServer]); it returns the package dir.

@@ -46,23 +46,7 @@ func TestSignerChangeReasksThroughTheBinary(t *testing.T) {
 	first := signedCommit(keyA, "initial")
 	src := "file://" + pkg
 	proc := func(args ...string) (string, string, int) {
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.CommandContext(t.Context(), exe, args...)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "YOLOP_TEST_CLI=1", "YOLOP_CONFIG_DIR="+cfg, "NO_COLOR=1", allowFileGitEnv+"=1")
-		var out, errb syncBuf
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err = cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("yolop %v: %v", args, err)
-		}
-		return out.String(), errb.String(), code
+		return yolopProcEnv(t, []string{allowFileGitEnv + "=1"}, cfg, work, "", args...)
 	}
 
 	out, errOut, code := proc("ext", "install", src, "--yes")
