@@ -44,21 +44,22 @@ func (ti *termIO) setAnswering(cancel context.CancelFunc) {
 	ti.amu.Unlock()
 }
 
-// cancelAnswer cancels the open question and reports whether there was
-// one.
-func (ti *termIO) cancelAnswer() bool {
+// cancelAnswer cancels the open question, after calling before, and
+// reports whether there was one.
+func (ti *termIO) cancelAnswer(before func()) bool {
 	ti.amu.Lock()
 	cancel := ti.answering
 	ti.amu.Unlock()
 	if cancel == nil {
 		return false
 	}
+	before()
 	cancel()
 	return true
 }
 
 // openTerm puts in (a terminal) in raw mode and returns the line editor
-// writing to out. running reports whether a call is running, for Ctrl-C;
+// writing to out. interrupt cancels the running call, if any, on Ctrl-C;
 // complete lists the completions of a partial line.
 func openTerm(in, out *os.File, hist *harness.History, interrupt func() bool, complete func(prefix string) []string) (*termIO, error) {
 	fd := int(in.Fd())
@@ -88,10 +89,19 @@ func openTerm(in, out *os.File, hist *harness.History, interrupt func() bool, co
 		defer close(ti.pumped)
 		buf.pump(src, func() {
 			// Ctrl-C cancels an open question as well as the call that
-			// asked it.
-			asking := ti.cancelAnswer()
-			if !interrupt() && !asking {
-				buf.inject("\x15") // Ctrl-U: at the prompt, Ctrl-C clears the line
+			// asked it, and drops what was typed for it and not yet
+			// read: once the call returns, the prompt may take the
+			// terminal before the question's reader does, and must not
+			// get a half answer.
+			// (Dropped before the cancel, which makes Answer inject the
+			// keys that end its read.)
+			asking := ti.cancelAnswer(buf.discard)
+			interrupt()
+			if !asking {
+				// Ctrl-U: Ctrl-C clears the line, at an idle prompt and
+				// what was typed ahead while a call ran alike (the prompt
+				// may be redrawn before the call has quite ended).
+				buf.inject("\x15")
 			}
 		})
 	}()
@@ -123,6 +133,12 @@ func (ti *termIO) ReadLine() (string, error) {
 func (ti *termIO) Answer(ctx context.Context, prompt string, secret bool) (string, error) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
+	// Cancelled before its read began (it may have waited for the
+	// prompt's read to end): read nothing, so the terminal's next line
+	// stays a command.
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("the question was cancelled: %w", err)
+	}
 	// A question whose asker gives up (Ctrl-C cancelled its call) ends
 	// the read: the line typed so far is erased and entered empty
 	// (Ctrl-E, Ctrl-U, Enter), so the next line is a command again rather
@@ -184,6 +200,13 @@ func (b *ttyBuffer) pump(r io.Reader, ctrlC func()) {
 			return
 		}
 	}
+}
+
+// discard drops what the terminal sent and no one has read yet.
+func (b *ttyBuffer) discard() {
+	b.mu.Lock()
+	b.buf = b.buf[:0]
+	b.mu.Unlock()
 }
 
 func (b *ttyBuffer) inject(s string) {

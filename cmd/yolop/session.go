@@ -390,7 +390,7 @@ func (r *repl) editorHelp() string {
 	if r.term == nil {
 		return ""
 	}
-	return "\nkeys: Tab completes commands and tool names, Up/Down walk the history (kept across sessions), Ctrl-C cancels a running call or turn or clears the line, Ctrl-D on an empty line quits"
+	return "\nkeys: Tab completes commands and tool names, Up/Down walk the history (kept across sessions), Ctrl-C cancels a running call or turn and clears the line, Ctrl-D on an empty line quits"
 }
 
 // withInterrupt runs f with a context that Ctrl-C cancels.
