@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,18 +34,7 @@ func TestCtrlCDropsTheHalfAnswer(t *testing.T) {
 	}
 	<-ctx.Done() // the pump saw "half", then Ctrl-C
 
-	// The prompt takes the terminal first.
-	lines := make(chan string, 1)
-	go func() {
-		l, _ := ti.ReadLine()
-		lines <- l
-	}()
-	if _, err := ptmx.Write([]byte("/status\r")); err != nil {
-		t.Fatal(err)
-	}
-	if l := <-lines; l != "/status" {
-		t.Fatalf("the prompt read %q, want /status alone", l)
-	}
+	promptReadsAlone(t, ti, ptmx) // the prompt takes the terminal first
 	// The question's late read gives up without reading.
 	answered := make(chan error, 1)
 	go func() {
@@ -80,6 +70,13 @@ func TestCtrlCClearsTheLineTypedAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-interrupted
+	promptReadsAlone(t, ti, ptmx)
+}
+
+// promptReadsAlone types /status and Enter and checks that the prompt
+// reads exactly that line, nothing typed before it.
+func promptReadsAlone(t *testing.T, ti *termIO, ptmx *os.File) {
+	t.Helper()
 	lines := make(chan string, 1)
 	go func() {
 		l, _ := ti.ReadLine()
